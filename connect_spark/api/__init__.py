@@ -1,0 +1,40 @@
+"""connect_spark's plugin contract: the Kafka Connect sink API in Python.
+
+Connector authors import from here only. Nothing in this package imports pyspark.
+"""
+
+from connect_spark.api.connector import ConnectorContext, SinkConnector
+from connect_spark.api.converters import Converter, HeaderConverter, SchemaAndValue
+from connect_spark.api.errors import (
+    ConfigException,
+    ConnectException,
+    DataException,
+    IllegalWorkerStateException,
+    RetriableException,
+)
+from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
+from connect_spark.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connect_spark.api.transforms import Predicate, Transformation
+
+__all__ = [
+    "ConfigException",
+    "ConnectException",
+    "ConnectorContext",
+    "Converter",
+    "DataException",
+    "ErrantRecordReporter",
+    "Header",
+    "HeaderConverter",
+    "Headers",
+    "IllegalWorkerStateException",
+    "Predicate",
+    "RetriableException",
+    "SchemaAndValue",
+    "SinkConnector",
+    "SinkRecord",
+    "SinkTask",
+    "SinkTaskContext",
+    "TimestampType",
+    "Transformation",
+    "TopicPartition",
+]
