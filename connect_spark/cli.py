@@ -1,0 +1,111 @@
+"""The ``connect-spark`` command: parses arguments, configures logging, calls the runtime. Nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_CONFIG = 2
+
+_DEV_KAFKA_DIR = Path(".data") / "dev-kafka"
+
+
+def configure_logging(verbose: bool = False) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("kafka", "py4j"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _cmd_jars(args: argparse.Namespace) -> int:
+    import time
+
+    from connect_spark.jvm import ARTIFACT_SETS, ensure_resolved, jars_root
+
+    started = time.monotonic()
+    resolved = ensure_resolved()
+    print(f"JVM artifacts in {jars_root()} ({time.monotonic() - started:.1f} s):")
+    for artifact_set in ARTIFACT_SETS:
+        print(f"  {artifact_set.name:<13} {len(resolved[artifact_set.name]):>3} jars  {artifact_set.purpose}")
+    return EXIT_OK
+
+
+def _cmd_dev_kafka(args: argparse.Namespace) -> int:
+    from connect_spark.jvm import ensure_resolved
+    from connect_spark.localkafka import LocalKafkaBroker
+
+    data_dir = Path(args.data_dir)
+    if args.action == "start":
+        running = LocalKafkaBroker.detached_address(data_dir)
+        if running:
+            print(f"A dev broker is already running at {running} (data in {data_dir}).")
+            return EXIT_OK
+        ensure_resolved()
+        broker = LocalKafkaBroker(data_dir, port=args.port).start(detach=True)
+        print(f"Kafka broker running at {broker.bootstrap_servers} (pid {broker.pid}, data in {data_dir}); "
+              "stop it with `connect-spark dev-kafka stop`.")
+        return EXIT_OK
+    if args.action == "status":
+        address = LocalKafkaBroker.detached_address(data_dir)
+        print(f"running at {address}" if address else "not running")
+        return EXIT_OK if address else EXIT_FAILED
+    stopped = LocalKafkaBroker.stop_detached(data_dir)
+    print("Kafka broker stopped." if stopped else "No dev broker was running.")
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from connect_spark.demo import run_demo
+
+    rows = run_demo(args.data_dir, records=args.records)
+    return EXIT_OK if rows == args.records else EXIT_FAILED
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="connect-spark", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    jars = sub.add_parser("jars", help="resolve the pinned JVM jars from Maven Central (once)")
+    jars.set_defaults(func=_cmd_jars)
+
+    dev = sub.add_parser("dev-kafka", help="start or stop a local single-node Kafka broker for development")
+    dev.add_argument("action", choices=["start", "stop", "status"])
+    dev.add_argument("--port", type=int, default=9092, help="client port on 127.0.0.1 (default 9092)")
+    dev.add_argument("--data-dir", default=str(_DEV_KAFKA_DIR), help="broker data folder")
+    dev.set_defaults(func=_cmd_dev_kafka)
+
+    demo = sub.add_parser("demo", help="run the end-to-end demo on a local broker and local Spark")
+    demo.add_argument("--records", type=int, default=10_000)
+    demo.add_argument("--data-dir", default=os.path.join(".data", "demo"))
+    demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(args.verbose)
+    from connect_spark.api.errors import ConfigException, ConnectException
+
+    try:
+        return args.func(args)
+    except ConfigException as e:
+        print(f"Invalid configuration:\n{e}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    except ConnectException as e:
+        print(f"connect-spark: {e}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""The JVM pieces connect_spark needs, pinned, and where their jars live once resolved.
+
+Three sets, each resolved by Maven into its own folder, never sharing a classpath:
+
+* ``spark-kafka``: Spark's Kafka source (``spark-sql-kafka-0-10``) and its runtime dependencies, minus
+  every jar pyspark already ships;
+* ``delta``: the Delta Lake jars matching the pinned delta-spark / pyspark pair;
+* ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo.
+
+The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
+``~/.cache/connect-spark/jars``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+__all__ = [
+    "SPARK_VERSION",
+    "DELTA_VERSION",
+    "KAFKA_VERSION",
+    "ArtifactSet",
+    "ARTIFACT_SETS",
+    "SPARK_KAFKA",
+    "DELTA",
+    "KAFKA_BROKER",
+    "jars_root",
+]
+
+#: pyspark version pinned in setup.cfg; the Kafka source must match it exactly.
+SPARK_VERSION = "4.0.0"
+#: delta-spark version pinned in setup.cfg (its wheel declares pyspark>=4.0.0).
+#:
+#: Why Spark 4.0.0: the Maven Central reachable here has ``spark-token-provider-kafka-0-10_2.13`` (a
+#: runtime dependency of Spark's Kafka source) only up to 4.0.0, so the Kafka source of Spark 4.0.1+
+#: cannot be resolved; 4.0.0 is the newest Spark whose whole Kafka source resolves.
+DELTA_VERSION = "4.0.0"
+#: Apache Kafka used for the test and demo broker (KRaft).
+KAFKA_VERSION = "4.1.1"
+SCALA_BINARY = "2.13"
+
+
+
+def _delta_artifact() -> str:
+    """Delta's Maven artifact: from Delta 4.1 on its name carries Spark's minor version."""
+    major, minor = (int(x) for x in DELTA_VERSION.split(".")[:2])
+    if (major, minor) >= (4, 1):
+        spark_minor = ".".join(SPARK_VERSION.split(".")[:2])
+        return f"delta-spark_{spark_minor}_{SCALA_BINARY}"
+    return f"delta-spark_{SCALA_BINARY}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ArtifactSet:
+    """A named list of Maven coordinates resolved together into one folder.
+
+    Attributes:
+        name: the folder name under the jars root.
+        coordinates: ``group:artifact:version`` strings; their runtime dependencies come along.
+        exclude_pyspark_jars: drop jars whose artifact pyspark already ships (any version), so the
+            set adds classes to Spark's classpath without shadowing Spark's own.
+        purpose: one line shown by ``connect-spark jars``.
+    """
+
+    name: str
+    coordinates: tuple[str, ...]
+    exclude_pyspark_jars: bool
+    purpose: str
+
+    def folder(self, root: Path | None = None) -> Path:
+        return (root or jars_root()) / self.name
+
+
+SPARK_KAFKA = ArtifactSet(
+    name="spark-kafka",
+    coordinates=(f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{SPARK_VERSION}",),
+    exclude_pyspark_jars=True,
+    purpose="Spark's Kafka source (readStream.format('kafka'))",
+)
+
+DELTA = ArtifactSet(
+    name="delta",
+    coordinates=(
+        f"io.delta:{_delta_artifact()}:{DELTA_VERSION}",
+        f"io.delta:delta-storage:{DELTA_VERSION}",
+    ),
+    exclude_pyspark_jars=True,
+    purpose="Delta Lake for Spark",
+)
+
+KAFKA_BROKER = ArtifactSet(
+    name="kafka-broker",
+    coordinates=(
+        f"org.apache.kafka:kafka_{SCALA_BINARY}:{KAFKA_VERSION}",
+        # Kafka's distribution ships this slf4j binding; without it the broker's own log is silent.
+        "org.apache.logging.log4j:log4j-slf4j-impl:2.24.3",
+    ),
+    exclude_pyspark_jars=False,
+    purpose="Apache Kafka broker (KRaft) for tests and the demo",
+)
+
+ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER)
+
+
+def jars_root() -> Path:
+    """The folder holding one sub-folder per artifact set."""
+    configured = os.environ.get("CONNECT_SPARK_JARS")
+    if configured:
+        return Path(configured).expanduser().resolve()
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "setup.cfg").is_file() and (checkout / "connect_spark").is_dir():
+        return checkout / ".jars"
+    return Path.home() / ".cache" / "connect-spark" / "jars"

@@ -1,0 +1,325 @@
+"""A real single-node Apache Kafka broker (KRaft, combined broker and controller) on loopback.
+
+Started from the Kafka jars resolved by :mod:`connect_spark.jvm`, exactly as Kafka's own scripts do:
+``kafka.tools.StorageTool format`` on a fresh data folder, then ``kafka.Kafka server.properties``. It
+serves the pytest session fixture, the demo and ``connect-spark dev-kafka start|stop``.
+
+It binds to 127.0.0.1 only, on free ports unless told otherwise, with a bounded heap, and answers
+before :meth:`LocalKafkaBroker.start` returns.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from connect_spark.api.errors import ConnectException
+
+__all__ = ["BrokerError", "LocalKafkaBroker", "free_port"]
+
+log = logging.getLogger(__name__)
+
+_STATE_FILE = "broker.json"
+
+
+class BrokerError(ConnectException):
+    """The local broker could not start or stop; the message says why."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+class LocalKafkaBroker:
+    """One Kafka broker process in KRaft mode, owned by whoever started it.
+
+    Args:
+        data_dir: folder for the broker's logs, metadata and its own log file; wiped at start.
+        port: client port (0 = a free port).
+        controller_port: KRaft controller port (0 = a free port).
+        heap: JVM heap (``-Xmx``/``-Xms``); small by default for 2-core test machines.
+        extra_properties: more ``server.properties`` entries (for example SASL listeners).
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        port: int = 0,
+        controller_port: int = 0,
+        heap: str = "512m",
+        extra_properties: dict[str, str] | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.port = port
+        self.controller_port = controller_port
+        self.heap = heap
+        self.extra_properties = dict(extra_properties or {})
+        self._process: subprocess.Popen[bytes] | None = None
+
+    # -- public -----------------------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "server.log"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self, timeout: float = 90.0, detach: bool = False) -> "LocalKafkaBroker":
+        """Format storage, start the broker and wait until it answers metadata requests.
+
+        Args:
+            timeout: seconds to wait for the broker to answer.
+            detach: start the JVM in its own session so it outlives this Python process (the
+                ``dev-kafka`` command); its pid and address are written to ``broker.json``.
+
+        Raises:
+            BrokerError: the jars are missing, a port is taken, or the broker died or did not answer
+                in time; the message carries the end of the broker's log.
+        """
+        if self._process is not None:
+            raise BrokerError(f"The broker in {self.data_dir} is already running (pid {self._process.pid}).")
+        classpath = self._classpath()
+        java = _java()
+        self.port = self.port or free_port()
+        self.controller_port = self.controller_port or free_port()
+        for port in (self.port, self.controller_port):
+            if _port_in_use(port):
+                raise BrokerError(f"Cannot start the Kafka broker: port 127.0.0.1:{port} is already in use.")
+
+        if self.data_dir.exists():
+            shutil.rmtree(self.data_dir)
+        (self.data_dir / "logs").mkdir(parents=True)
+        config = self._write_config()
+        log4j = self._write_log4j()
+        jvm_flags = [
+            f"-Xmx{self.heap}",
+            f"-Xms{self.heap}",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            "-Djava.net.preferIPv4Stack=true",
+            f"-Dlog4j2.configurationFile={log4j}",
+            f"-Dkafka.logs.dir={self.data_dir}",
+        ]
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        fmt = subprocess.run(
+            [java, *jvm_flags, "-cp", classpath, "kafka.tools.StorageTool", "format",
+             "-t", cluster_id, "-c", str(config)],
+            capture_output=True,
+            text=True,
+        )
+        if fmt.returncode != 0:
+            raise BrokerError(f"Formatting Kafka storage failed:\n{(fmt.stdout + fmt.stderr)[-3000:]}")
+
+        started = time.monotonic()
+        with open(self.log_file, "ab") as out:
+            self._process = subprocess.Popen(
+                [java, *jvm_flags, "-cp", classpath, "kafka.Kafka", str(config)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=detach,
+            )
+        try:
+            self._wait_until_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("Kafka broker up at %s in %.1f s (pid %s)", self.bootstrap_servers,
+                 time.monotonic() - started, self._process.pid)
+        if detach:
+            (self.data_dir / _STATE_FILE).write_text(
+                json.dumps({"pid": self._process.pid, "bootstrap.servers": self.bootstrap_servers})
+            )
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the broker: SIGTERM (a controlled shutdown), SIGKILL after ``timeout`` seconds."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("Kafka broker pid %s did not stop in %.0f s; killing it", process.pid, timeout)
+            process.kill()
+            process.wait(10)
+
+    def __enter__(self) -> "LocalKafkaBroker":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @staticmethod
+    def stop_detached(data_dir: str | os.PathLike[str], timeout: float = 30.0) -> bool:
+        """Stop a broker started with ``detach=True`` in ``data_dir``; False if none was running."""
+        state_file = Path(data_dir) / _STATE_FILE
+        if not state_file.is_file():
+            return False
+        pid = json.loads(state_file.read_text())["pid"]
+        state_file.unlink()
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            time.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+        return True
+
+    @staticmethod
+    def detached_address(data_dir: str | os.PathLike[str]) -> str | None:
+        """The bootstrap address of a broker started with ``detach=True``, or None."""
+        state_file = Path(data_dir) / _STATE_FILE
+        if not state_file.is_file():
+            return None
+        return json.loads(state_file.read_text())["bootstrap.servers"]
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _classpath(self) -> str:
+        from connect_spark.jvm import KAFKA_BROKER, jar_paths
+        from connect_spark.jvm.resolver import JarResolutionError
+
+        try:
+            jars = jar_paths(KAFKA_BROKER)
+        except JarResolutionError as e:
+            raise BrokerError(f"Cannot start the Kafka broker: {e}") from e
+        return os.pathsep.join(str(j) for j in jars)
+
+    def _write_config(self) -> Path:
+        properties = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": str(self.data_dir / "logs"),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "true",
+            "log.retention.hours": "168",
+            "num.network.threads": "2",
+            "num.io.threads": "2",
+            "background.threads": "2",
+            "log.cleaner.threads": "1",
+        }
+        properties.update(self.extra_properties)
+        path = self.data_dir / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+        return path
+
+    def _write_log4j(self) -> Path:
+        path = self.data_dir / "log4j2.properties"
+        path.write_text(
+            "status = warn\n"
+            "appender.out.type = Console\n"
+            "appender.out.name = STDOUT\n"
+            "appender.out.layout.type = PatternLayout\n"
+            "appender.out.layout.pattern = [%d] %p %m (%c)%n\n"
+            "rootLogger.level = INFO\n"
+            "rootLogger.appenderRef.out.ref = STDOUT\n"
+            "logger.kafka.name = kafka\nlogger.kafka.level = WARN\n"
+            "logger.apache.name = org.apache.kafka\nlogger.apache.level = WARN\n"
+            "logger.server.name = kafka.server.KafkaRaftServer\nlogger.server.level = INFO\n"
+        )
+        return path
+
+    def _wait_until_ready(self, timeout: float) -> None:
+        from kafka import KafkaAdminClient
+        from kafka.errors import KafkaError
+
+        deadline = time.monotonic() + timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise BrokerError(
+                    f"The Kafka broker exited with code {self._process.returncode} while starting. "
+                    f"End of {self.log_file}:\n{self._log_tail()}"
+                )
+            if not _accepts_connections(self.port):
+                time.sleep(0.2)
+                continue
+            try:
+                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, request_timeout_ms=5000,
+                                         client_id="connect-spark-readiness")
+                try:
+                    admin.describe_cluster()
+                    return
+                finally:
+                    admin.close()
+            except (KafkaError, OSError) as e:
+                last_error = e
+                time.sleep(0.5)
+        raise BrokerError(
+            f"The Kafka broker did not answer at {self.bootstrap_servers} within {timeout:.0f} s "
+            f"(last error: {last_error!r}). End of {self.log_file}:\n{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _accepts_connections(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise BrokerError("Cannot start the Kafka broker: no `java` on PATH and JAVA_HOME is not set (needs Java 17+).")
+    return java

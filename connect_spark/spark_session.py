@@ -1,0 +1,117 @@
+"""The one place a SparkSession is built (or an existing one adopted).
+
+A session connect_spark builds gets: the master, the locally resolved jars of Spark's Kafka source and
+of Delta (``spark.jars``, so runs need no network), Delta's SQL extension and catalog, the running
+Python interpreter for executors, and defaults sized for small machines. A session passed in (a
+notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["get_or_create_session", "session_conf", "JARS_MODE_KEY"]
+
+log = logging.getLogger(__name__)
+
+#: ``auto`` (default): add the local jars unless the platform provides Kafka and Delta (Databricks);
+#: ``local``: always add them; ``none``: add nothing (the cluster or ``--jars`` provides them).
+JARS_MODE_KEY = "connect_spark.jars"
+
+_DEFAULTS = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.streaming.stopGracefullyOnShutdown": "false",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.extraJavaOptions": "-Dio.netty.tryReflectionSetAccessible=true",
+}
+
+
+def _platform_provides_jars() -> bool:
+    # Databricks runtimes ship Spark's Kafka source and Delta on the classpath.
+    return "DATABRICKS_RUNTIME_VERSION" in os.environ
+
+
+def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True) -> dict[str, str]:
+    """The Spark settings a built session gets: defaults, then the local jars, then ``conf`` on top.
+
+    Raises:
+        connect_spark.jvm.JarResolutionError: the jars are needed but were never resolved.
+    """
+    settings = dict(_DEFAULTS)
+    settings["spark.ui.enabled"] = "true" if ui else "false"
+    settings["spark.pyspark.python"] = sys.executable
+    settings["spark.pyspark.driver.python"] = sys.executable
+    user = dict(conf or {})
+    mode = user.pop(JARS_MODE_KEY, "auto")
+    if mode not in ("auto", "local", "none"):
+        from connect_spark.api.errors import ConfigException
+
+        raise ConfigException("must be one of auto, local, none", JARS_MODE_KEY, mode)
+    if mode == "local" or (mode == "auto" and not _platform_provides_jars()):
+        from connect_spark.jvm import DELTA, SPARK_KAFKA, jar_paths
+
+        jars = [str(p) for s in (SPARK_KAFKA, DELTA) for p in jar_paths(s)]
+        existing = user.pop("spark.jars", "")
+        settings["spark.jars"] = ",".join([j for j in existing.split(",") if j] + jars)
+    settings.update(user)
+    return settings
+
+
+def get_or_create_session(
+    spark: "SparkSession | None" = None,
+    master: str | None = None,
+    app_name: str = "connect-spark",
+    conf: Mapping[str, str] | None = None,
+    ui: bool = True,
+) -> "SparkSession":
+    """Return ``spark`` if given, else build (or get the active) session with connect_spark's settings.
+
+    Args:
+        spark: an existing session (a notebook's, a cluster's); used unchanged.
+        master: ``spark.master``; default ``conf['spark.master']``, else ``$SPARK_MASTER``, else
+            ``local[*]``. Under ``spark-submit`` the master given there wins.
+        app_name: the application name shown in the Spark UI.
+        conf: more ``spark.*`` settings (a worker config's ``spark.*`` keys), applied last.
+        ui: start the Spark UI (tests turn it off).
+    """
+    if spark is not None:
+        return spark
+    from pyspark.sql import SparkSession
+
+    # Executors must run the same interpreter as the driver (the venv with connect_spark in it).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    settings = session_conf(conf, ui=ui)
+    builder = SparkSession.builder.appName(app_name)
+    submitted = "spark.master" in _submit_conf()
+    chosen_master = master or settings.pop("spark.master", None) or os.environ.get("SPARK_MASTER")
+    if chosen_master and not submitted:
+        builder = builder.master(chosen_master)
+    elif not submitted:
+        builder = builder.master("local[*]")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("CONNECT_SPARK_SPARK_LOG_LEVEL", "WARN"))
+    log.info("SparkSession ready: master=%s, Spark %s", session.sparkContext.master, session.version)
+    return session
+
+
+def _submit_conf() -> dict[str, str]:
+    """Settings spark-submit passed to this driver (it exports them as system properties)."""
+    # spark-submit starts the JVM first and exposes its conf through PYSPARK_GATEWAY_PORT; when that
+    # is set the master is already chosen and must not be overridden.
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return {"spark.master": "(spark-submit)"}
+    return {}

@@ -1,0 +1,83 @@
+"""Small helpers around kafka-python for tests and demos: create topics, produce, read end offsets."""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable, Sequence
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import NewTopic
+from kafka.errors import TopicAlreadyExistsError
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+__all__ = ["create_topic", "produce", "end_offsets", "wait_for_topic"]
+
+Record = tuple  # (key: bytes|None, value: bytes|None, headers: list[tuple[str, bytes]]) or with partition
+
+
+def create_topic(bootstrap_servers: str, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
+    """Create a topic (replication factor 1) unless it exists, and wait until its leaders are known."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="connect-spark-test-admin")
+    try:
+        admin.create_topics([NewTopic(name, partitions, 1, topic_configs=config or {})])
+    except TopicAlreadyExistsError:
+        pass
+    finally:
+        admin.close()
+    wait_for_topic(bootstrap_servers, name, partitions)
+
+
+def wait_for_topic(bootstrap_servers: str, name: str, partitions: int, timeout: float = 30.0) -> None:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = consumer.partitions_for_topic(name)
+            if found and len(found) >= partitions:
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"Topic {name} did not get {partitions} partitions within {timeout} s")
+    finally:
+        consumer.close()
+
+
+def produce(
+    bootstrap_servers: str,
+    topic: str,
+    records: Iterable[Sequence],
+    linger_ms: int = 20,
+) -> int:
+    """Produce ``(partition, key, value, headers[, timestamp_ms])`` tuples; returns how many were sent.
+
+    ``partition`` may be ``None`` (the key decides). Blocks until every record is acknowledged.
+    """
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap_servers,
+        linger_ms=linger_ms,
+        batch_size=256 * 1024,
+        acks="all",
+        max_request_size=4 * 1024 * 1024,
+    )
+    count = 0
+    try:
+        for record in records:
+            partition, key, value, headers = record[:4]
+            timestamp = record[4] if len(record) > 4 else None
+            producer.send(topic, key=key, value=value, headers=list(headers or []), partition=partition,
+                          timestamp_ms=timestamp)
+            count += 1
+        producer.flush()
+    finally:
+        producer.close()
+    return count
+
+
+def end_offsets(bootstrap_servers: str, topic: str) -> dict[int, int]:
+    """The log-end offset of every partition of ``topic`` (the next offset to be written)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers)
+    try:
+        partitions = consumer.partitions_for_topic(topic) or set()
+        tps = [KafkaTopicPartition(topic, p) for p in sorted(partitions)]
+        return {tp.partition: off for tp, off in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()

@@ -1,0 +1,80 @@
+"""Shared fixtures: one real Kafka broker and one real SparkSession per test session.
+
+Tests under ``tests/unit`` need no JVM; tests under ``tests/integration`` get the ``integration`` marker
+and use the fixtures below. Nothing here is mocked: the broker is Apache Kafka in KRaft mode started
+from the project's resolved jars, the session is a real local Spark with Delta and the Kafka source.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+logging.getLogger("kafka").setLevel(logging.WARNING)
+logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "tests/integration" in str(item.fspath) or "tests" + os.sep + "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def jars():
+    """The JVM artifact sets, resolved once (a no-op when already resolved)."""
+    from connect_spark.jvm import ensure_resolved
+
+    return ensure_resolved()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(jars, tmp_path_factory):
+    """A real single-node Kafka broker on 127.0.0.1, started once and stopped at the end."""
+    from connect_spark.localkafka import LocalKafkaBroker
+
+    broker = LocalKafkaBroker(tmp_path_factory.mktemp("kafka"), heap="512m")
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def bootstrap_servers(kafka_broker) -> str:
+    return kafka_broker.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def spark(jars, tmp_path_factory):
+    """One local SparkSession (Kafka source and Delta on the classpath) for the whole test session."""
+    from connect_spark.spark_session import get_or_create_session
+
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session = get_or_create_session(
+        master="local[2]",
+        app_name="connect-spark-tests",
+        ui=False,
+        conf={
+            "spark.sql.warehouse.dir": str(warehouse),
+            "spark.sql.shuffle.partitions": "2",
+            "spark.driver.memory": "2g",
+        },
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def topic_name(request) -> str:
+    """A topic name unique to the test."""
+    base = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
+    return f"{base}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def work_dir(tmp_path) -> Path:
+    return tmp_path
