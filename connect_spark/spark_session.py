@@ -96,10 +96,14 @@ def get_or_create_session(
     builder = SparkSession.builder.appName(app_name)
     submitted = "spark.master" in _submit_conf()
     chosen_master = master or settings.pop("spark.master", None) or os.environ.get("SPARK_MASTER")
-    if chosen_master and not submitted:
+    if not submitted:
+        chosen_master = chosen_master or "local[*]"
         builder = builder.master(chosen_master)
-    elif not submitted:
-        builder = builder.master("local[*]")
+        if chosen_master.startswith("local"):
+            # A local driver serves only this machine: keep its RPC, block manager and UI on loopback.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            settings.setdefault("spark.driver.host", "127.0.0.1")
+            settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
