@@ -419,8 +419,9 @@ class ConfigDef:
 
 
 def _message(error: ConfigException, name: str, value: Any) -> str:
-    """The full sentence of a validator's error, naming the key and value even if the validator did not."""
-    if getattr(error, "key", None) is not None:
+    """The full sentence of an error: the key, the value as the user wrote it, and the reason."""
+    key = getattr(error, "key", None)
+    if key is not None and key != name:
         return str(error)
     reason = getattr(error, "reason", None) or str(error)
     return str(ConfigException(reason, name, value))
