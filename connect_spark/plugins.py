@@ -34,7 +34,9 @@ import importlib.metadata
 import importlib.util
 import inspect
 import logging
-from typing import Any
+import os
+import sys
+from typing import Any, Iterable
 
 from connect_spark.api.connector import SinkConnector
 from connect_spark.api.converters import Converter, HeaderConverter
@@ -49,6 +51,7 @@ __all__ = [
     "instantiate",
     "known_aliases",
     "kafka_class_name",
+    "add_plugin_path",
 ]
 
 log = logging.getLogger(__name__)
@@ -353,3 +356,28 @@ def instantiate(kind: str, name: str, key: str | None = None) -> Any:
         return cls()
     except Exception as e:
         raise _fail(f"Cannot instantiate {name}: {type(e).__name__}: {e}", key, name) from e
+
+
+def add_plugin_path(directories: Iterable[str]) -> list[str]:
+    """Append the worker's ``plugin.path`` directories to ``sys.path`` (those not already on it).
+
+    Called once by ``connect_spark.config.validation`` before any plugin is resolved, so that Python
+    paths and entry points of packages installed in those directories are found. A directory that does
+    not exist is skipped with a warning, as Kafka does.
+
+    Returns:
+        The directories added.
+    """
+    added = []
+    for directory in directories:
+        path = os.path.abspath(directory)
+        if not os.path.isdir(path):
+            log.warning("plugin.path entry %s is not a directory; skipped", directory)
+            continue
+        if path not in sys.path:
+            sys.path.append(path)
+            added.append(path)
+    if added:
+        importlib.invalidate_caches()
+        log.info("Added plugin.path directories to the Python path: %s", ", ".join(added))
+    return added

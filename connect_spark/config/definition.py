@@ -345,6 +345,19 @@ class ConfigDef:
             self._keys[key.name] = key
         return self
 
+    def with_prefix(self, prefix: str) -> "ConfigDef":
+        """A new ConfigDef with every key renamed ``prefix + name`` (like Kafka's ``ConfigDef.embed``).
+
+        Used to validate a plugin's keys where they live in the connector configuration
+        (``transforms.<alias>.``, ``value.converter.``), so that messages name the full key.
+        """
+        embedded = ConfigDef()
+        for key in self._keys.values():
+            embedded._keys[prefix + key.name] = ConfigKey(
+                prefix + key.name, key.type, key.default, key.validator, key.importance, key.doc, key.group
+            )
+        return embedded
+
     def copy(self) -> "ConfigDef":
         """A new ConfigDef with the same keys, to extend without touching this one."""
         return ConfigDef().define_all(self)

@@ -220,9 +220,8 @@ WORKER_CONFIG_DEF = (
             "How often a micro-batch starts: an interval (500ms, 10s, 1m, 2h; a bare number is milliseconds), or "
             "available-now to process what is in the topics and stop.", _SPARK)
     .define("task.execution.mode", Type.STRING, "executor", EXECUTION_MODE_VALIDATOR, Importance.MEDIUM,
-            "Where SinkTask.put runs: executor (in the Spark executors, one task per partition group) or driver "
-            "(on the driver, after collecting each micro-batch; for sinks that cannot run distributed). "
-            "Connectors may override it.", _SPARK)
+            "Where SinkTask.put runs: executor (in the Spark executors) or driver (in the driver process, for sinks "
+            "that must run in one place). Connectors may override it.", _SPARK)
     .define("max.offsets.per.trigger", Type.LONG, None, Range.at_least(1), Importance.LOW,
             "Upper bound on the records read per micro-batch across all partitions (Spark's maxOffsetsPerTrigger). "
             "Not set: no bound.", _SPARK)
