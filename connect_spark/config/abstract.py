@@ -106,10 +106,12 @@ class AbstractConfig:
         """Typed values of every declared key, defaults included (a copy)."""
         return dict(self._values)
 
+    @property
     def originals(self) -> dict[str, Any]:
         """The properties as given, config-provider references unresolved (a copy; safe to display masked)."""
         return dict(self._originals)
 
+    @property
     def resolved(self) -> dict[str, Any]:
         """The properties with config-provider references replaced (a copy; may hold secrets)."""
         return dict(self._resolved)

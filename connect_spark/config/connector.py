@@ -402,14 +402,17 @@ class ConnectorConfig(AbstractConfig):
 
     # --- clients -----------------------------------------------------------------------------------
 
+    @property
     def consumer_overrides(self) -> dict[str, Any]:
         """The ``consumer.override.*`` keys, prefix stripped (applied last to the sink consumer config)."""
         return self.originals_with_prefix(CONSUMER_OVERRIDE_PREFIX)
 
+    @property
     def producer_overrides(self) -> dict[str, Any]:
         """The ``producer.override.*`` keys, prefix stripped (the dead letter queue producer)."""
         return self.originals_with_prefix(PRODUCER_OVERRIDE_PREFIX)
 
+    @property
     def admin_overrides(self) -> dict[str, Any]:
         """The ``admin.override.*`` keys, prefix stripped (the admin client creating the DLQ topic)."""
         return self.originals_with_prefix(ADMIN_OVERRIDE_PREFIX)
@@ -417,7 +420,7 @@ class ConnectorConfig(AbstractConfig):
     @property
     def consumer_group_id(self) -> str:
         """``consumer.override.group.id`` when set, else ``connect-<name>``."""
-        override = self.consumer_overrides().get("group.id")
+        override = self.consumer_overrides.get("group.id")
         if isinstance(override, str) and override.strip():
             return override.strip()
         return consumer_group_id(self.name)
@@ -425,7 +428,7 @@ class ConnectorConfig(AbstractConfig):
     @property
     def auto_offset_reset(self) -> str:
         """``consumer.override.auto.offset.reset`` (lower case) when set, else ``earliest`` as in Kafka Connect."""
-        override = self.consumer_overrides().get("auto.offset.reset")
+        override = self.consumer_overrides.get("auto.offset.reset")
         return override.strip().lower() if isinstance(override, str) else "earliest"
 
     # --- plugins -----------------------------------------------------------------------------------

@@ -217,9 +217,9 @@ def test_overrides():
     )
     assert cfg.consumer_group_id == "my-group"
     assert cfg.auto_offset_reset == "latest"
-    assert cfg.consumer_overrides() == {"group.id": "my-group", "auto.offset.reset": "Latest", "max.poll.records": "10"}
-    assert cfg.producer_overrides() == {"acks": "all"}
-    assert cfg.admin_overrides() == {"request.timeout.ms": "5"}
+    assert cfg.consumer_overrides == {"group.id": "my-group", "auto.offset.reset": "Latest", "max.poll.records": "10"}
+    assert cfg.producer_overrides == {"acks": "all"}
+    assert cfg.admin_overrides == {"request.timeout.ms": "5"}
 
 
 def test_client_override_policy():

@@ -219,7 +219,7 @@ def test_providers_resolve_before_validation_and_secrets_stay_hidden(worker, tmp
     )
     _, [config] = validate_configs(worker, [sink])
     assert config.get("file") == "/tmp/from-env.txt"
-    assert config.resolved()["batch.size"] == "5"
+    assert config.resolved["batch.size"] == "5"
     assert "hunter2" not in repr(config)
 
     bad = connector(**{"batch.size": "${env:CS_NOPE_XYZ}"})

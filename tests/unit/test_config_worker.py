@@ -185,7 +185,7 @@ def test_providers_resolve_in_worker_values_and_secrets_are_masked(monkeypatch, 
     assert "hunter2" in cfg.kafka_client_config()["sasl.jaas.config"]
     shown = repr(cfg)
     assert "hunter2" not in shown and "plain-secret" not in shown
-    assert cfg.originals()["bootstrap.servers"] == "${env:CS_TEST_BOOTSTRAP}"
+    assert cfg.originals["bootstrap.servers"] == "${env:CS_TEST_BOOTSTRAP}"
 
 
 def test_unresolvable_reference_is_reported_once():
