@@ -1,0 +1,32 @@
+"""The worker's own state in Kafka topics or local files: committed offsets (status and configs later).
+
+Each kind of state sits behind one small interface with a Kafka-topic implementation, for clusters, and
+a file implementation, for a standalone worker:
+
+* offsets: :class:`~connect_spark.storage.offsets.OffsetStore`,
+  :class:`~connect_spark.storage.kafka_offsets.KafkaOffsetStore`,
+  :class:`~connect_spark.storage.file_offsets.FileOffsetStore`.
+
+:mod:`connect_spark.storage.kafka_util` holds what the Kafka-backed stores share. Implementations are
+imported on first use, so that a file-only worker never imports a Kafka client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from connect_spark.storage.offsets import OffsetStore, OffsetStoreError
+
+if TYPE_CHECKING:
+    from connect_spark.storage.file_offsets import FileOffsetStore
+    from connect_spark.storage.kafka_offsets import KafkaOffsetStore
+
+__all__ = ["OffsetStore", "OffsetStoreError", "KafkaOffsetStore", "FileOffsetStore"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("KafkaOffsetStore", "FileOffsetStore"):
+        from connect_spark.storage import offsets
+
+        return getattr(offsets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
