@@ -71,10 +71,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK if rows == args.records else EXIT_FAILED
 
 
+def _cmd_standalone(args: argparse.Namespace) -> int:
+    from connect_spark.runtime.launcher import run_standalone
+
+    return run_standalone(args.worker, args.connectors, available_now=args.available_now)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="connect-spark", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    standalone = sub.add_parser(
+        "standalone", help="run connectors in this driver, one streaming query each (like connect-standalone)"
+    )
+    standalone.add_argument("--available-now", action="store_true",
+                            help="drain what is in the topics, commit, and exit 0 (Trigger.AvailableNow)")
+    standalone.add_argument("worker", metavar="WORKER.properties")
+    standalone.add_argument("connectors", metavar="CONNECTOR.properties", nargs="+")
+    standalone.set_defaults(func=_cmd_standalone)
 
     jars = sub.add_parser("jars", help="resolve the pinned JVM jars from Maven Central (once)")
     jars.set_defaults(func=_cmd_jars)

@@ -1,0 +1,428 @@
+"""Runs one sink connector as a Spark streaming query, with its tasks resident on the driver.
+
+Position and committed offsets
+------------------------------
+Spark's checkpoint only records how far a query has *read*; the offset store records how far the
+tasks said records are *safe*. connect_spark makes the offset store the single source of truth:
+
+* every query starts a new checkpoint *generation* (``<checkpoint.location>/<name>/gen-<n>``) whose
+  ``startingOffsets`` are the committed offsets (concrete numbers for every partition; the reset
+  policy for partitions with none). A crash, a deleted checkpoint or a kill -9 therefore re-delivers
+  exactly ``[committed, position)`` — nothing ``pre_commit`` did not return is ever skipped;
+* when a running task needs records again — it called ``context.offset(...)``, its ``pre_commit``
+  raised, or it resumed a paused partition — the runner lets the current batch finish, stops the
+  query between batches, and starts the next generation from the rewound offsets (the other
+  partitions continue from what they consumed). Rewinds are rare, and a fresh generation keeps
+  Spark's own exactly-once bookkeeping consistent instead of patching ranges into batches.
+
+Threads: Spark calls :meth:`ConnectorRunner._on_batch` from its streaming thread; the supervisor
+calls :meth:`tick` from the main thread. One lock serialises every call into the tasks, and the
+query is only ever stopped between batches (stopping it inside a Python ``foreachBatch`` call can
+crash Spark's interruption handling).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from connect_spark import plugins
+from connect_spark.api.connector import ConnectorContext, SinkConnector
+from connect_spark.api.errors import ConnectException
+from connect_spark.api.records import TopicPartition
+from connect_spark.runtime.assignment import extend_assignment, range_assignment
+from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.errors import WorkerErrantRecordReporter
+from connect_spark.runtime.partitions import PartitionDirectory
+from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
+from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
+from connect_spark.streaming.source import kafka_source_options, raw_columns, read_kafka_stream
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
+    from connect_spark.storage.offsets import OffsetStore
+
+__all__ = ["ConnectorRunner", "ConnectorState", "DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER"]
+
+log = logging.getLogger(__name__)
+
+#: Batch bound in driver mode when the worker sets no ``max.offsets.per.trigger``: every record of a
+#: batch passes through the driver, so a backlog must not arrive as one batch.
+DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER = 50_000
+
+
+class ConnectorState:
+    """Connector states as ``connect-status`` names them."""
+
+    UNASSIGNED = "UNASSIGNED"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+    FAILED = "FAILED"
+
+
+class _RunnerConnectorContext(ConnectorContext):
+    def __init__(self, runner: "ConnectorRunner") -> None:
+        self._runner = runner
+
+    def request_task_reconfiguration(self) -> None:
+        log.warning("%s: task reconfiguration requested; it takes effect when the connector restarts",
+                    self._runner.name)
+
+    def raise_error(self, error: BaseException) -> None:
+        self._runner.fail(error)
+
+
+class _Task:
+    """A worker task, its plugins, and the raw records of its last batch (for the errant record reporter)."""
+
+    def __init__(self, task_plugins: TaskPlugins) -> None:
+        self.plugins = task_plugins
+        self.worker_task: WorkerSinkTask = None  # type: ignore[assignment]  # set right after construction
+        self.raw_index: dict[tuple[str, int, int], Any] = {}
+
+    def raw_of(self, record: Any) -> Any:
+        return self.raw_index.get((record.original_topic, record.original_kafka_partition,
+                                   record.original_kafka_offset))
+
+
+class ConnectorRunner:
+    """One connector: its connector instance, its tasks, its offset commits and its streaming query.
+
+    Args:
+        spark: the session queries run in.
+        worker: the worker configuration.
+        connector: the connector configuration (validated).
+        offset_store: where committed offsets are read and written.
+        available_now: drain what exists and stop, instead of the worker's trigger.
+    """
+
+    def __init__(
+        self,
+        spark: "SparkSession",
+        worker: "WorkerConfig",
+        connector: "ConnectorConfig",
+        offset_store: "OffsetStore",
+        available_now: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.spark = spark
+        self.worker = worker
+        self.config = connector
+        self.name = connector.name
+        self.offset_store = offset_store
+        self.available_now = available_now or worker.trigger == "available-now"
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._halt = threading.Event()
+        self._query: StreamingQuery | None = None
+        self._generation = 0
+        self._tasks: list[_Task] = []
+        self._task_of: dict[TopicPartition, _Task] = {}
+        self._positions: dict[TopicPartition, int] = {}
+        self._restart_from: dict[TopicPartition, int] | None = None
+        self._held: dict[TopicPartition, int] = {}
+        self._failure: BaseException | None = None
+        self._last_activity = clock()
+        self._connector: SinkConnector | None = None
+        self._directory: PartitionDirectory | None = None
+        self.state = ConnectorState.UNASSIGNED
+        self.batches = 0
+        self.records_read = 0
+
+    # -- start ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the connector and its tasks, open their partitions, and start the first query."""
+        connector_cls = plugins.resolve("connector", self.config.connector_class, key="connector.class")
+        self._connector = connector_cls()
+        self._connector.initialize(_RunnerConnectorContext(self))
+        props = {k: str(v) for k, v in self.config.resolved.items()}
+        self._connector.start(props)
+        task_configs = self._connector.task_configs(self.config.tasks_max)[: self.config.tasks_max]
+        if not task_configs:
+            raise ConnectException(f"Connector {self.name} produced no task configurations")
+        task_class = self._connector.task_class()
+        for task_id, task_config in enumerate(task_configs):
+            task_config = dict(task_config)
+            if self.config.topics:
+                task_config.setdefault("topics", ",".join(self.config.topics))
+            else:
+                task_config.setdefault("topics.regex", str(self.config.topics_regex))
+            self._tasks.append(self._build_task(task_id, task_class, task_config))
+        for task in self._tasks:
+            task.worker_task.start()
+
+        self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
+                                             self.config.topics_regex)
+        partitions = self._directory.partitions()
+        committed = self.offset_store.read(self.name)
+        positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
+        log.info("%s: starting from %s", self.name, _fmt(positions) or "(no partitions yet)")
+        assignment = range_assignment(partitions, len(self._tasks))
+        for task_id, owned in assignment.items():
+            self._open(self._tasks[task_id], {tp: positions[tp] for tp in owned})
+        self._positions = positions
+        for task in self._tasks:
+            self._positions.update(task.worker_task.take_rewinds())
+        self._start_query(self._positions)
+        self.state = ConnectorState.RUNNING
+
+    def _build_task(self, task_id: int, task_class: type, task_config: dict[str, str]) -> _Task:
+        task_plugins = build_task_plugins(self.config, self.worker, task_id)
+        task = _Task(task_plugins)
+        reporter = None
+        if self.config.dlq_topic or self.config.errors_log_enable:
+            reporter = WorkerErrantRecordReporter(task_plugins.error_handler, task.raw_of)
+        context = WorkerSinkTaskContext(task_config, reporter)
+        task.worker_task = WorkerSinkTask(
+            self.name, task_id, task_class(), task_config,
+            commit=self._commit,
+            offset_flush_interval_ms=self.worker.offset_flush_interval_ms,
+            context=context,
+            before_commit=task_plugins.error_handler.await_reports,
+            clock=self._clock,
+        )
+        return task
+
+    def _open(self, task: _Task, positions: dict[TopicPartition, int]) -> None:
+        task.worker_task.open(positions)
+        for tp in positions:
+            self._task_of[tp] = task
+
+    def _commit(self, offsets) -> None:
+        self.offset_store.write(self.name, offsets, self.config.consumer_group_id)
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        from kafka import KafkaConsumer
+
+        from connect_spark.storage.kafka_util import kafka_client_kwargs
+
+        settings = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
+                    **self.config.consumer_overrides}
+        kwargs = kafka_client_kwargs(settings, KafkaConsumer)
+        kwargs.setdefault("bootstrap_servers", self.worker.bootstrap_servers)
+        return kwargs
+
+    # -- the query --------------------------------------------------------------------------
+
+    def _checkpoint_root(self) -> Path:
+        return Path(self.worker.checkpoint_location) / self.name
+
+    def _start_query(self, positions: dict[TopicPartition, int]) -> None:
+        root = self._checkpoint_root()
+        self._generation += 1
+        checkpoint = root / f"gen-{int(time.time() * 1000)}-{self._generation}"
+        if root.exists():
+            for old in root.iterdir():
+                shutil.rmtree(old, ignore_errors=True)
+        client_config = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
+                         **self.config.consumer_overrides}
+        client_config.pop("bootstrap.servers", None)
+        client_config["bootstrap.servers"] = self.worker.bootstrap_servers
+        max_offsets = self.worker.max_offsets_per_trigger or DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER
+        options = kafka_source_options(client_config, self.config.topics or None, self.config.topics_regex,
+                                       positions, max_offsets)
+        stream = raw_columns(read_kafka_stream(self.spark, options))
+        writer = (
+            stream.writeStream.queryName(f"connect-spark-{self.name}")
+            .foreachBatch(self._on_batch)
+            .option("checkpointLocation", str(checkpoint))
+        )
+        if self.available_now:
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=f"{int(self.worker.trigger)} milliseconds")
+        self._halt.clear()
+        self._query = writer.start()
+        log.info("%s: query generation %d started (checkpoint %s)", self.name, self._generation, checkpoint)
+
+    def _on_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
+        """Spark's ``foreachBatch`` callback: one poll of Connect's loop for every task."""
+        while not self._lock.acquire(timeout=0.1):
+            if self._halt.is_set():
+                return
+        try:
+            if self._halt.is_set():
+                return
+            self._process_batch(batch_df, batch_id)
+        except BaseException as e:  # recorded and handled between batches; never raised into Spark
+            self._failure = e
+            self._halt.set()
+        finally:
+            self._last_activity = self._clock()
+            self._lock.release()
+
+    def _process_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
+        table = batch_df.toArrow()
+        self.batches += 1
+        self.records_read += table.num_rows
+        by_task: dict[_Task, list] = defaultdict(list)
+        new_partitions: dict[TopicPartition, int] = {}
+        for raw in raw_records(table):
+            tp = TopicPartition(raw.topic, raw.partition)
+            if tp in self._held:
+                continue
+            task = self._task_of.get(tp)
+            if task is None:
+                new_partitions.setdefault(tp, raw.offset)
+                by_task[None].append(raw)  # type: ignore[index]
+                continue
+            if tp in task.worker_task.context.paused:
+                self._held.setdefault(tp, self._positions.get(tp, raw.offset))
+                continue
+            by_task[task].append(raw)
+        if new_partitions:
+            self._assign_new(new_partitions)
+            for raw in by_task.pop(None, []):  # type: ignore[call-overload]
+                by_task[self._task_of[TopicPartition(raw.topic, raw.partition)]].append(raw)
+
+        for task in self._tasks:
+            raws = by_task.get(task, [])
+            converted = task.plugins.converter.convert(iter(raws))
+            task.raw_index = converted.raw_by_coordinates
+            self._deliver(task, converted.records, converted.consumed)
+            self._positions.update(converted.consumed)
+            task.worker_task.maybe_commit()
+        self._collect_rewinds()
+
+    def _deliver(self, task: _Task, records, consumed) -> None:
+        worker_task = task.worker_task
+        delivered = worker_task.deliver(records, consumed)
+        while not delivered:
+            deadline = self._clock() + worker_task.retry_backoff_ms() / 1000.0
+            while self._clock() < deadline:
+                if self._halt.is_set():
+                    return
+                time.sleep(min(0.05, max(0.0, deadline - self._clock())))
+            worker_task.maybe_commit()
+            delivered = worker_task.redeliver()
+
+    def _assign_new(self, first_offsets: dict[TopicPartition, int]) -> None:
+        current = {i: set(t.worker_task.assignment) for i, t in enumerate(self._tasks)}
+        additions = extend_assignment(current, first_offsets)
+        for task_id, added in additions.items():
+            log.info("%s: new partitions %s for task %d", self.name, sorted(map(str, added)), task_id)
+            self._open(self._tasks[task_id], {tp: first_offsets[tp] for tp in added})
+
+    def _collect_rewinds(self) -> None:
+        rewinds: dict[TopicPartition, int] = {}
+        for task in self._tasks:
+            rewinds.update(task.worker_task.take_rewinds())
+            resumed = [tp for tp in self._held if tp in task.worker_task.assignment
+                       and tp not in task.worker_task.context.paused]
+            for tp in resumed:
+                rewinds.setdefault(tp, self._held.pop(tp))
+        if rewinds:
+            log.info("%s: re-reading %s in a new query generation", self.name, _fmt(rewinds))
+            self._restart_from = {**self._positions, **rewinds}
+            self._halt.set()
+
+    # -- supervision (main thread) ----------------------------------------------------------
+
+    @property
+    def query(self) -> "StreamingQuery | None":
+        return self._query
+
+    def fail(self, error: BaseException) -> None:
+        self._failure = error
+        self._halt.set()
+
+    def tick(self) -> bool:
+        """Called by the supervisor every few hundred ms. Returns False once the connector has ended.
+
+        Restarts the query after a rewind, notices a drained AvailableNow run or a failure, and on
+        idle intervals gives each task an empty ``put`` and a commit tick, as Connect's poll loop does.
+        """
+        if self._failure is not None:
+            raise self._failure_error()
+        query = self._query
+        if self._restart_from is not None:
+            self._stop_query()
+            positions, self._restart_from = self._restart_from, None
+            self._positions = dict(positions)
+            self._start_query(self._positions)
+            return True
+        if query is not None and not query.isActive:
+            error = query.exception()
+            if error is not None:
+                raise ConnectException(f"The streaming query of connector {self.name} failed: {error}")
+            if self.available_now:
+                log.info("%s: drained what was available", self.name)
+                return False
+            raise ConnectException(f"The streaming query of connector {self.name} stopped unexpectedly")
+        idle_for = self._clock() - self._last_activity
+        if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
+            if self._lock.acquire(timeout=0.05):
+                try:
+                    for task in self._tasks:
+                        if task.worker_task.assignment and not task.worker_task.paused_for_redelivery:
+                            task.worker_task.deliver([], {})
+                            task.worker_task.maybe_commit()
+                    self._collect_rewinds()
+                except BaseException as e:
+                    self._failure = e
+                    self._halt.set()
+                finally:
+                    self._last_activity = self._clock()
+                    self._lock.release()
+            if self._failure is not None:
+                raise self._failure_error()
+        return True
+
+    def _failure_error(self) -> BaseException:
+        failure = self._failure
+        if isinstance(failure, ConnectException):
+            return failure
+        return TaskFailedError(f"Connector {self.name} failed: {failure!r}", -1, failure)  # type: ignore[arg-type]
+
+    def _stop_query(self) -> None:
+        """Stop the query between batches: halt new work, wait for the batch in flight, then stop."""
+        self._halt.set()
+        with self._lock:
+            pass
+        if self._query is not None:
+            try:
+                self._query.stop()
+            except Exception as e:
+                log.warning("%s: stopping the query raised %r", self.name, e)
+
+    def stop(self, failed: bool = False) -> None:
+        """Stop the query, then for each task ``pre_commit`` → ``close`` → commit → ``stop``; then the connector.
+
+        After a failure only the offsets of batches ``put`` accepted are committed (the failed batch
+        never became current).
+        """
+        self._stop_query()
+        with self._lock:
+            for task in self._tasks:
+                try:
+                    if task.worker_task.started:
+                        task.worker_task.close_all()
+                except Exception as e:
+                    log.error("%s: final commit of task %d failed: %r", self.name, task.worker_task.task_id, e)
+                if task.worker_task.started:
+                    task.worker_task.stop()
+                task.plugins.close()
+        if self._connector is not None:
+            try:
+                self._connector.stop()
+            except Exception as e:
+                log.warning("%s: connector stop raised %r", self.name, e)
+        if self._directory is not None:
+            self._directory.close()
+        self.state = ConnectorState.FAILED if failed else ConnectorState.STOPPED
+
+
+def _fmt(offsets: dict[TopicPartition, int]) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(offsets.items()))

@@ -1,0 +1,129 @@
+"""The standalone worker: one streaming query per connector in this driver, like ``connect-standalone``.
+
+Used by ``connect-spark standalone``, the ``jobs/`` spark-submit entry point and the notebook entry
+point. It owns the supervision loop: it ticks each connector runner, stops everything on request
+(SIGINT/SIGTERM) between batches, and turns the outcome into an exit code.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Sequence
+
+from connect_spark.api.errors import ConnectException
+from connect_spark.runtime.connector_runner import ConnectorRunner
+from connect_spark.runtime.worker_task import TaskFailedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
+    from connect_spark.storage.offsets import OffsetStore
+
+__all__ = ["StandaloneWorker", "build_offset_store", "EXIT_OK", "EXIT_FAILED"]
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+_TICK_SECONDS = 0.2
+
+
+def build_offset_store(worker: "WorkerConfig") -> "OffsetStore":
+    """The file store when ``offset.storage.file.filename`` is set, else the ``offset.storage.topic`` store."""
+    from connect_spark.storage.offsets import FileOffsetStore, KafkaOffsetStore
+
+    if worker.offset_storage_file_filename:
+        return FileOffsetStore(worker.offset_storage_file_filename)
+    return KafkaOffsetStore(
+        worker.bootstrap_servers,
+        topic=worker.offset_storage_topic,
+        partitions=worker.offset_storage_partitions,
+        replication_factor=worker.offset_storage_replication_factor,
+        client_config=worker.kafka_client_config(),
+    )
+
+
+class StandaloneWorker:
+    """Runs the given connectors until they drain (AvailableNow), fail, or a stop is requested.
+
+    Args:
+        worker: the validated worker configuration.
+        connectors: validated connector configurations, one query each.
+        spark: an existing session (notebooks); built from the worker's ``spark.*`` keys otherwise.
+        available_now: drain and stop instead of the worker's trigger.
+    """
+
+    def __init__(
+        self,
+        worker: "WorkerConfig",
+        connectors: Sequence["ConnectorConfig"],
+        spark: "SparkSession | None" = None,
+        available_now: bool = False,
+    ) -> None:
+        self.worker = worker
+        self.connectors = list(connectors)
+        self._spark = spark
+        self.available_now = available_now
+        self._stop_requested = threading.Event()
+        self.runners: list[ConnectorRunner] = []
+        self.failures: list[tuple[str, BaseException]] = []
+        self._offset_store: OffsetStore | None = None
+        self.started = threading.Event()
+
+    def request_stop(self) -> None:
+        """Ask for a graceful stop: finish the batch in flight, commit, close, stop. Safe from signal handlers."""
+        self._stop_requested.set()
+
+    def run(self) -> int:
+        """Start every connector and supervise them; returns the process exit code."""
+        from connect_spark.spark_session import get_or_create_session
+
+        spark = get_or_create_session(self._spark, app_name="connect-spark", conf=self.worker.spark_conf())
+        self._offset_store = build_offset_store(self.worker)
+        self._offset_store.start()
+        active: list[ConnectorRunner] = []
+        try:
+            for config in self.connectors:
+                runner = ConnectorRunner(spark, self.worker, config, self._offset_store, self.available_now)
+                self.runners.append(runner)
+                try:
+                    runner.start()
+                except Exception as e:
+                    self._record_failure(runner, e)
+                    runner.stop(failed=True)
+                    continue
+                active.append(runner)
+            self.started.set()
+            while active and not self._stop_requested.is_set():
+                for runner in list(active):
+                    try:
+                        alive = runner.tick()
+                    except Exception as e:
+                        self._record_failure(runner, e)
+                        runner.stop(failed=True)
+                        active.remove(runner)
+                        continue
+                    if not alive:
+                        runner.stop()
+                        active.remove(runner)
+                time.sleep(_TICK_SECONDS)
+            if active:
+                log.info("Stop requested: finishing the batch in flight, committing and stopping")
+            for runner in active:
+                runner.stop()
+        finally:
+            self.started.set()
+            self._offset_store.stop()
+        return EXIT_FAILED if self.failures else EXIT_OK
+
+    def _record_failure(self, runner: ConnectorRunner, error: BaseException) -> None:
+        self.failures.append((runner.name, error))
+        trace = getattr(error, "trace", None)
+        if isinstance(error, TaskFailedError) or isinstance(error, ConnectException):
+            log.error("Connector %s FAILED: %s%s", runner.name, error, f"\n{trace}" if trace else "")
+        else:
+            log.exception("Connector %s FAILED", runner.name, exc_info=error)

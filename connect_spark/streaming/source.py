@@ -1,0 +1,88 @@
+"""Spark's Kafka source, configured from a worker and a connector config."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Mapping
+
+from connect_spark.api.records import TopicPartition
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["kafka_source_options", "read_kafka_stream", "starting_offsets_json", "raw_columns"]
+
+log = logging.getLogger(__name__)
+
+# Consumer settings Spark's Kafka source manages itself and rejects as ``kafka.*`` options.
+_SPARK_MANAGED = {
+    "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer", "interceptor.classes",
+    "group.id",
+}
+
+
+def starting_offsets_json(positions: Mapping[TopicPartition, int]) -> str:
+    """Spark's ``startingOffsets`` JSON (next offsets to read, the same meaning as Connect's)."""
+    by_topic: dict[str, dict[str, int]] = {}
+    for tp, offset in sorted(positions.items()):
+        by_topic.setdefault(tp.topic, {})[str(tp.partition)] = int(offset)
+    return json.dumps(by_topic)
+
+
+def kafka_source_options(
+    client_config: Mapping[str, Any],
+    topics: list[str] | None,
+    topics_regex: str | None,
+    positions: Mapping[TopicPartition, int],
+    max_offsets_per_trigger: int | None,
+) -> dict[str, str]:
+    """Options for ``readStream.format("kafka")``.
+
+    Args:
+        client_config: Kafka client settings with Kafka's names (``bootstrap.servers``, security keys,
+            the worker's ``consumer.*`` and the connector's ``consumer.override.*``), passed as ``kafka.*``.
+        topics, topics_regex: exactly one is set (``subscribe`` or ``subscribePattern``).
+        positions: where every known partition starts (concrete offsets, never earliest/latest).
+        max_offsets_per_trigger: bound on records per micro-batch, or None.
+    """
+    options: dict[str, str] = {
+        "includeHeaders": "true",
+        # Connect's consumer resets out-of-range offsets per auto.offset.reset instead of failing.
+        "failOnDataLoss": "false",
+        "startingOffsets": starting_offsets_json(positions),
+    }
+    if topics:
+        options["subscribe"] = ",".join(topics)
+    else:
+        options["subscribePattern"] = str(topics_regex)
+    if max_offsets_per_trigger:
+        options["maxOffsetsPerTrigger"] = str(max_offsets_per_trigger)
+    for key, value in client_config.items():
+        if value is None or key in _SPARK_MANAGED:
+            continue
+        options[f"kafka.{key}"] = str(getattr(value, "value", value))
+    return options
+
+
+def read_kafka_stream(spark: "SparkSession", options: Mapping[str, str]) -> "DataFrame":
+    reader = spark.readStream.format("kafka")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def raw_columns(df: "DataFrame") -> "DataFrame":
+    """The Kafka source's columns as the conversion path reads them (timestamps in epoch millis)."""
+    from pyspark.sql import functions as F
+
+    return df.select(
+        "topic",
+        "partition",
+        "offset",
+        F.unix_millis("timestamp").alias("timestamp_ms"),
+        F.col("timestampType").alias("timestamp_type"),
+        "key",
+        "value",
+        "headers",
+    )
