@@ -235,3 +235,19 @@ def test_keys_view_is_read_only_and_copy_is_independent():
         cd.keys["b"] = None  # type: ignore[index]
     extended = cd.copy().define("b", Type.INT, 2)
     assert "b" in extended and "b" not in cd and len(extended) == 2
+
+
+def test_with_prefix_names_full_keys():
+    embedded = ConfigDef().define("regex", Type.STRING, NO_DEFAULT, ValidRegex()).with_prefix("transforms.route.")
+    assert embedded.names() == ["transforms.route.regex"]
+    [issue] = embedded.validate({"transforms.route.regex": "("})
+    assert issue.key == "transforms.route.regex" and "configuration transforms.route.regex" in issue.message
+
+
+def test_package_exports_lazily():
+    import connect_spark.config as config
+
+    assert config.ConfigDef is ConfigDef
+    assert config.WorkerConfig.__name__ == "WorkerConfig"
+    with pytest.raises(AttributeError):
+        config.NoSuchThing  # noqa: B018

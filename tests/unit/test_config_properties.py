@@ -100,6 +100,8 @@ def test_escapes():
     assert parse_properties(r"a=C:\\temp\\x") == {"a": "C:\\temp\\x"}
     assert parse_properties(r"\u0061\u003d=v") == {"a=": "v"}
     assert parse_properties("a=\\ leading") == {"a": " leading"}
+    assert parse_properties(r"a\\=b") == {"a\\": "b"}  # an escaped backslash does not escape the separator
+    assert parse_properties(r"a\=b=c") == {"a=b": "c"}
 
 
 @pytest.mark.parametrize("bad", [r"a=\u12", r"a=\u12G4", "a=\\u"])
