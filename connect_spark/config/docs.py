@@ -33,7 +33,7 @@ The worker is configured by one `.properties` file, as a Kafka Connect worker is
 | `consumer.*` | every sink consumer (the Spark Kafka source), prefix removed |
 | `producer.*` | the dead letter queue producer, prefix removed |
 | `admin.*` | the admin client, prefix removed |
-| `sasl.*`, `ssl.*` | the worker's own Kafka clients, with `bootstrap.servers` and `security.protocol` |
+| `sasl.*`, `ssl.*` | common settings of the Kafka clients, with `bootstrap.servers` and `security.protocol` (the `consumer.*`, `producer.*` and `admin.*` keys override them per client) |
 | `key.converter.*`, `value.converter.*`, `header.converter.*` | the worker's converters, prefix removed |
 | `config.providers.<name>.class`, `config.providers.<name>.param.*` | config provider declarations |
 

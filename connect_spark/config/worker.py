@@ -8,8 +8,8 @@ works unchanged. Notes for Kafka Connect users:
 * ``key.converter`` and ``value.converter`` are required, as in Kafka 4.0.
 * ``spark.*`` keys pass through to the SparkSession (:meth:`WorkerConfig.spark_conf`).
 * ``consumer.*``, ``producer.*`` and ``admin.*`` keys configure the sink consumers, the dead letter
-  queue producer and the admin client, as in Kafka; the top-level ``security.protocol``, ``sasl.*`` and
-  ``ssl.*`` keys configure the worker's own clients (:meth:`WorkerConfig.kafka_client_config`).
+  queue producer and the admin client, as in Kafka. ``bootstrap.servers``, ``security.protocol``,
+  ``sasl.*`` and ``ssl.*`` are the common client settings (:meth:`WorkerConfig.kafka_client_config`).
 * ``config.providers`` declares config providers; ``env`` and ``file`` are enabled when it is not set
   (see ``connect_spark.config.providers``). References are resolved in the worker's own values too.
 * Unknown keys are allowed, as in Kafka, and logged at DEBUG.
@@ -153,8 +153,9 @@ WORKER_CONFIG_DEF = (
             "Kafka brokers to connect to, as host:port pairs separated by commas. Used by the sink consumers "
             "(the Spark Kafka source), the dead letter queue producer and the worker's storage topics.", _COMMON)
     .define("security.protocol", Type.STRING, "PLAINTEXT", _SECURITY_PROTOCOLS, Importance.MEDIUM,
-            "Protocol of the worker's own Kafka clients. The sink consumers take theirs from consumer.security.protocol "
-            "(and consumer.sasl.*, consumer.ssl.*), as in Kafka Connect.", _COMMON)
+            "Security protocol of connect_spark's Kafka clients, shared with the sasl.* and ssl.* keys. "
+            "consumer.*, producer.* and admin.* keys (e.g. consumer.security.protocol) override it for one kind of "
+            "client.", _COMMON)
     .define("group.id", Type.STRING, None, None, Importance.LOW,
             "Name of a distributed worker group. Not the sink consumer group, which is connect-<connector name>.",
             _COMMON)
@@ -277,8 +278,13 @@ class WorkerConfig(AbstractConfig):
         return self._values["group.id"]
 
     def kafka_client_config(self) -> dict[str, Any]:
-        """Settings common to the worker's own Kafka clients: ``bootstrap.servers``, ``security.protocol``
-        and every ``sasl.*`` / ``ssl.*`` key (values may be secrets; never log them unmasked)."""
+        """The common Kafka client settings: ``bootstrap.servers``, ``security.protocol`` and every ``sasl.*`` /
+        ``ssl.*`` key (values may be secrets; never log them unmasked).
+
+        Kafka Connect uses these for the worker's own clients only and expects ``consumer.``/``producer.``
+        prefixed copies for sink consumers; callers that build a client from them should apply the
+        ``consumer_config()``/``producer_config()`` keys on top.
+        """
         config: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": self.security_protocol,
