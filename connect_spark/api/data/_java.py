@@ -27,6 +27,7 @@ __all__ = [
     "decimal_long_value",
     "java_trim",
     "is_blank",
+    "float32_shortest",
 ]
 
 #: Inclusive bounds of Java's byte, short, int and long, by width in bits.
@@ -197,3 +198,19 @@ def java_trim(text: str) -> str:
 def is_blank(text: str | None) -> bool:
     """Kafka's ``Utils.isBlank``: ``None`` or only characters up to the space."""
     return text is None or not java_trim(text)
+
+
+def float32_shortest(value: float) -> float:
+    """The double closest to the shortest decimal that identifies ``value`` as a float32.
+
+    ``to_float32(12.34)`` is ``12.340000152587891``; this gives back ``12.34``, which prints (in JSON
+    or with ``repr``) the way Java prints the float.
+    """
+    single = to_float32(float(value))
+    if math.isnan(single) or math.isinf(single) or single == 0:
+        return single
+    for precision in range(1, 10):
+        candidate = float(f"{single:.{precision}g}")
+        if to_float32(candidate) == single:
+            return candidate
+    return single
