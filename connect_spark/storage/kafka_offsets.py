@@ -1,0 +1,331 @@
+"""Sink connector offsets in the compacted ``offset.storage.topic``, mirrored to ``connect-<connector>``.
+
+Kafka Connect keeps the committed offsets of sink connectors only in their consumer group. connect_spark
+cannot: Spark's Kafka source reads with its own generated group ids and never commits, so the offsets
+``pre_commit`` returned are written by the driver here, with the shapes and partitioning Kafka Connect's
+``KafkaOffsetBackingStore`` uses for the same topic (see :mod:`connect_spark.storage.offsets`), and copied
+to the consumer group Kafka Connect would have used, for lag tools and ``kafka-consumer-groups``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Mapping
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.errors import (
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    GroupIdNotFoundError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    NoError,
+    NotCoordinatorError,
+    RequestTimedOutError,
+)
+from kafka.partitioner import DefaultPartitioner
+from kafka.structs import OffsetAndMetadata
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.storage.kafka_util import (
+    TopicTailReader,
+    close_quietly,
+    ensure_topic,
+    kafka_client_kwargs,
+    record_context,
+)
+from connect_spark.storage.offsets import (
+    OffsetStore,
+    OffsetStoreError,
+    UnexpectedOffsetRecord,
+    consumer_group_id,
+    decode_record,
+    describe_offsets,
+    encode_key,
+    encode_value,
+    normalize_offsets,
+)
+
+__all__ = ["KafkaOffsetStore"]
+
+log = logging.getLogger(__name__)
+
+_FOREIGN_RECORD_WARNINGS = 10  # per store: a topic shared with source connectors must not flood the log
+_GROUP_COMMIT_TIMEOUT_S = 15.0
+_GROUP_COMMIT_BACKOFF_S = 0.2
+# Errors of a group commit that go away by themselves (the coordinator is moving or loading, the
+# connection dropped). kafka-python marks more errors retriable, UNKNOWN_TOPIC_OR_PARTITION among them,
+# which a broker returns for a commit to a deleted topic for ever: those are not retried.
+_TRANSIENT_GROUP_ERRORS = (
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    NotCoordinatorError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    RequestTimedOutError,
+)
+
+
+class KafkaOffsetStore(OffsetStore):
+    """Committed sink offsets in a compacted Kafka topic (Kafka Connect's ``offset.storage.topic``).
+
+    The worker creates one per process and shares it between connectors. In :meth:`start` the topic is
+    created when missing (compacted, ``partitions`` partitions, ``replication_factor`` lowered with a WARN
+    to the number of brokers when the cluster has fewer; an existing topic that is not compacted is
+    refused) and three long-lived clients are made: a producer (``acks=all``, idempotent), an admin
+    client and a consumer that reads the whole topic once and then follows it. :meth:`stop` closes them.
+
+    Records are keyed ``["<connector>",{"kafka_topic":"<t>","kafka_partition":<p>}]`` with the value
+    ``{"kafka_offset":<o>}`` or a tombstone for a reset, and go to the partition the Java client's
+    default partitioner picks for the key bytes (murmur2), as Kafka Connect's ``KafkaBasedLog`` sends
+    them, so Kafka Connect tooling and this store agree on where a key lives. Records of other shapes
+    (a source connector's offsets when the topic is shared with a Kafka Connect cluster, garbage) are
+    skipped: the first ten per store with a WARN each, later ones at DEBUG.
+
+    The topic is the source of truth. :meth:`write` also commits the same offsets to the consumer group
+    (``connect-<connector>`` unless told otherwise) through the admin client, which is legal because
+    that group has no members; a failure there is logged as a WARN and does not fail the write, since
+    only lag tooling reads the group.
+
+    Args:
+        bootstrap_servers: ``host:port[,host:port...]`` of the Kafka cluster.
+        topic: the offsets topic (``offset.storage.topic``).
+        partitions: partitions of the topic when it is created (``offset.storage.partitions``).
+        replication_factor: replication factor when it is created (``offset.storage.replication.factor``);
+            -1 for the broker's default.
+        client_config: Kafka client settings (``security.protocol``, ``sasl.*``, ``ssl.*`` ...), translated
+            by :func:`~connect_spark.storage.kafka_util.kafka_client_kwargs`.
+        timeout_s: how long :meth:`read` may take to catch up and :meth:`write` to be acknowledged.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str = "connect-offsets",
+        partitions: int = 25,
+        replication_factor: int = 3,
+        client_config: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.topic = topic
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.timeout_s = timeout_s
+        self._client_config = dict(client_config or {})
+        self._admin: KafkaAdminClient | None = None
+        self._producer: KafkaProducer | None = None
+        self._reader: TopicTailReader | None = None
+        # connector → topic-partition → next offset, as far as the reader has consumed the topic
+        self._offsets: dict[str, dict[TopicPartition, int]] = {}
+        self._foreign_records = 0
+        self._read_lock = threading.Lock()
+        self._group_lock = threading.Lock()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create the topic if missing, make the clients and read the topic to its end.
+
+        Raises:
+            ConfigException: the existing topic is not compacted.
+            OffsetStoreError: the cluster cannot be reached, or the topic cannot be created or read.
+        """
+        if self._producer is not None:
+            return
+        settings = kafka_client_kwargs(self._client_config)
+        common = {**settings, "bootstrap_servers": self.bootstrap_servers,
+                  "bootstrap_timeout_ms": int(self.timeout_s * 1000)}
+        client_id = settings.get("client_id", "connect-spark")
+        try:
+            self._admin = KafkaAdminClient(**_accepted(KafkaAdminClient, {**common, "client_id": f"{client_id}-offsets-admin"}))
+            ensure_topic(self._admin, self.topic, self.partitions, self.replication_factor,
+                         config_key="offset.storage.topic")
+            self._producer = KafkaProducer(**_accepted(KafkaProducer, {
+                **common,
+                "client_id": f"{client_id}-offsets-producer",
+                "acks": "all",
+                "enable_idempotence": True,
+                "linger_ms": 0,
+                "allow_auto_create_topics": False,
+                "partitioner": DefaultPartitioner(),
+            }))
+            self._reader = TopicTailReader(self.topic, self._apply, _accepted(KafkaConsumer, {
+                **common,
+                "client_id": f"{client_id}-offsets-reader",
+            }))
+            self._reader.start()
+            count = self._reader.read_to_end(self.timeout_s)
+        except KafkaError as e:
+            self.stop()
+            raise OffsetStoreError(
+                f"Cannot use the offsets topic {self.topic} at {self.bootstrap_servers}: {e}") from e
+        except BaseException:
+            self.stop()
+            raise
+        log.info("Offset store on topic %s started: %d record(s) read, offsets of %d connector(s)",
+                 self.topic, count, len(self._offsets))
+
+    def stop(self) -> None:
+        """Close the consumer, the producer (after sending what is pending) and the admin client."""
+        reader, producer, admin = self._reader, self._producer, self._admin
+        self._reader = self._producer = self._admin = None
+        close_quietly([reader, producer, admin], f"the offset store on topic {self.topic}")
+        with self._read_lock:
+            self._offsets = {}
+            self._foreign_records = 0
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def read(self, connector: str) -> dict[TopicPartition, int]:
+        """Read the topic to its current end and return the offsets of ``connector``.
+
+        The whole topic is read once in :meth:`start`; each call then consumes only what was written
+        since, by this process or any other. See :class:`OffsetStore`.
+        """
+        reader = self._reader
+        if reader is None:
+            raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
+        with self._read_lock:
+            try:
+                reader.read_to_end(self.timeout_s)
+            except KafkaError as e:
+                raise OffsetStoreError(f"Cannot read the offsets topic {self.topic}: {e}") from e
+            return dict(sorted(self._offsets.get(connector, {}).items()))
+
+    def _apply(self, record: Any) -> None:
+        """Fold one consumed record into the in-memory view (called by the reader, in topic order)."""
+        try:
+            decoded = decode_record(record.key, record.value)
+        except UnexpectedOffsetRecord as e:
+            self._foreign_records += 1
+            level = logging.WARNING if self._foreign_records <= _FOREIGN_RECORD_WARNINGS else logging.DEBUG
+            log.log(level, "Skipping record %s of the offsets topic: %s%s",
+                    record_context(record.topic, record.partition, record.offset), e,
+                    "; further skipped records are logged at DEBUG"
+                    if self._foreign_records == _FOREIGN_RECORD_WARNINGS else "")
+            return
+        if decoded.offset is None:
+            connector = self._offsets.get(decoded.connector)
+            if connector is not None:
+                connector.pop(decoded.partition, None)
+                if not connector:
+                    del self._offsets[decoded.connector]
+        else:
+            self._offsets.setdefault(decoded.connector, {})[decoded.partition] = decoded.offset
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def write(
+        self,
+        connector: str,
+        offsets: Mapping[TopicPartition, int | None],
+        group_id: str | None = None,
+    ) -> None:
+        """Commit ``offsets`` of ``connector``: to the topic (durably), then to the consumer group.
+
+        Steps:
+
+        1. Check the offsets (:func:`~connect_spark.storage.offsets.normalize_offsets`).
+        2. Send one record per topic-partition (a tombstone for ``None``) and flush the producer.
+        3. Wait until every record is acknowledged by all in-sync replicas; any failure raises
+           :class:`OffsetStoreError` and the commit must be treated as not done.
+        4. Commit the same offsets to ``group_id`` (default ``connect-<connector>``) with the admin
+           client, deleting the group's offsets of reset partitions. Retriable errors are retried for
+           a few seconds; what still fails is logged as a WARN and the write succeeds anyway.
+        """
+        changes = normalize_offsets(connector, offsets)
+        if not changes:
+            return
+        producer = self._producer
+        if producer is None:
+            raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
+
+        deadline = time.monotonic() + self.timeout_s
+        sent = []
+        try:
+            for tp, offset in sorted(changes.items()):
+                future = producer.send(self.topic, key=encode_key(connector, tp), value=encode_value(offset))
+                sent.append((tp, offset, future))
+            producer.flush(timeout=max(deadline - time.monotonic(), 0.001))
+            written = []
+            for tp, offset, future in sent:
+                metadata = future.get(timeout=max(deadline - time.monotonic(), 0.001))
+                written.append(f"{tp.topic}[{tp.partition}]@{'reset' if offset is None else offset} -> "
+                               f"{record_context(metadata.topic, metadata.partition, metadata.offset)}")
+        except KafkaError as e:
+            raise OffsetStoreError(
+                f"Committing offsets of {connector} to topic {self.topic} failed ({describe_offsets(changes)}): {e}"
+            ) from e
+        log.debug("Committed offsets of %s: %s", connector, ", ".join(written))
+        self._commit_group(group_id or consumer_group_id(connector), changes)
+
+    def _commit_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
+        """Mirror ``changes`` into the consumer group; never raises (the topic already has them)."""
+        admin = self._admin
+        if admin is None:
+            return
+        to_alter = {KafkaTopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
+                    for tp, offset in changes.items() if offset is not None}
+        to_delete = [KafkaTopicPartition(tp.topic, tp.partition) for tp, offset in changes.items() if offset is None]
+        failed: dict[KafkaTopicPartition, str] = {}
+        deadline = time.monotonic() + min(_GROUP_COMMIT_TIMEOUT_S, self.timeout_s)
+        with self._group_lock:
+            while to_alter or to_delete:
+                try:
+                    if to_alter:
+                        results = admin.alter_group_offsets(group_id, to_alter)
+                        to_alter = {tp: to_alter[tp] for tp in _failed(results, to_alter, failed)}
+                    if to_delete:
+                        try:
+                            results = admin.delete_group_offsets(group_id, to_delete)
+                        except GroupIdNotFoundError:
+                            results = {}  # no group, so no offsets to delete
+                        to_delete = _failed(results, to_delete, failed)
+                except KafkaError as e:
+                    if not isinstance(e, _TRANSIENT_GROUP_ERRORS) or time.monotonic() >= deadline:
+                        log.warning("Could not mirror the offsets of consumer group %s (%s): %s. The offsets are "
+                                    "committed in topic %s; only lag tooling is affected",
+                                    group_id, describe_offsets(changes), e, self.topic)
+                        return
+                    time.sleep(_GROUP_COMMIT_BACKOFF_S)
+                    continue
+                if to_alter or to_delete:
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(_GROUP_COMMIT_BACKOFF_S)
+        for tp in list(to_alter) + list(to_delete):
+            failed.setdefault(tp, "timed out")
+        if failed:
+            log.warning("Could not mirror offsets to consumer group %s for %s. The offsets are committed in topic %s; "
+                        "only lag tooling is affected", group_id,
+                        ", ".join(f"{record_context(tp.topic, tp.partition)}: {why}" for tp, why in sorted(failed.items())),
+                        self.topic)
+        else:
+            log.debug("Mirrored offsets to consumer group %s: %s", group_id, describe_offsets(changes))
+
+
+def _failed(results: Mapping[Any, Any], asked: Any, failed: dict[KafkaTopicPartition, str]) -> list[KafkaTopicPartition]:
+    """The partitions of ``asked`` to try again; non-retriable per-partition errors go to ``failed``."""
+    retry = []
+    for tp in asked:
+        error = results.get(tp, NoError)
+        if error is NoError:
+            failed.pop(tp, None)
+        elif isinstance(error, type) and issubclass(error, _TRANSIENT_GROUP_ERRORS):
+            failed[tp] = error.__name__
+            retry.append(tp)
+        else:
+            failed[tp] = error.__name__
+    return retry
+
+
+def _accepted(client_class: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` without what ``client_class`` does not take (kafka-python refuses unknown arguments)."""
+    accepted = getattr(client_class, "DEFAULT_CONFIG", None)
+    return dict(kwargs) if accepted is None else {k: v for k, v in kwargs.items() if k in accepted}

@@ -1,0 +1,481 @@
+"""Small helpers the Kafka-backed stores share: client settings, topic creation, reading a topic to its end.
+
+Used by :class:`~connect_spark.storage.kafka_offsets.KafkaOffsetStore` today and meant for the status and
+config stores as well, which need the same three things Kafka Connect's ``TopicAdmin`` and ``KafkaBasedLog``
+give its backing stores:
+
+* :func:`kafka_client_kwargs` turns Kafka-style client settings (``security.protocol``, ``sasl.*``,
+  ``ssl.*``, as a worker ``.properties`` file spells them) into kafka-python keyword arguments.
+* :func:`ensure_topic` creates a storage topic with its configuration when it is missing (lowering a
+  replication factor the cluster cannot satisfy) and checks that an existing one is compacted.
+* :class:`TopicTailReader` keeps one consumer assigned to every partition of a topic, without a consumer
+  group, and hands each record to a callback up to the end offsets taken when it is asked to catch up.
+
+Nothing here is created at import time; every client is owned and closed by the store that made it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping
+
+from kafka import KafkaAdminClient, KafkaConsumer
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+from connect_spark.api.errors import ConfigException, ConnectException
+
+__all__ = [
+    "KafkaStoreError",
+    "kafka_client_kwargs",
+    "parse_jaas_config",
+    "effective_replication_factor",
+    "ensure_topic",
+    "TopicTailReader",
+    "record_context",
+]
+
+log = logging.getLogger(__name__)
+
+
+class KafkaStoreError(ConnectException):
+    """A storage topic could not be created, read or written; the message names the topic and the cause."""
+
+
+def record_context(topic: str, partition: int, offset: int | None = None) -> str:
+    """A record's coordinates as the project logs them: ``topic[partition]@offset``."""
+    return f"{topic}[{partition}]" if offset is None else f"{topic}[{partition}]@{offset}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Client settings
+# --------------------------------------------------------------------------------------------------
+
+# Kafka client keys that translate one to one (after a type conversion) into kafka-python arguments.
+_DIRECT: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "security.protocol": ("security_protocol", lambda v: str(v).strip().upper()),
+    "sasl.mechanism": ("sasl_mechanism", lambda v: str(v).strip().upper()),
+    "sasl.kerberos.service.name": ("sasl_kerberos_service_name", str),
+    "ssl.key.password": ("ssl_password", str),
+    "client.id": ("client_id", str),
+    "request.timeout.ms": ("request_timeout_ms", int),
+    "retry.backoff.ms": ("retry_backoff_ms", int),
+    "reconnect.backoff.ms": ("reconnect_backoff_ms", int),
+    "reconnect.backoff.max.ms": ("reconnect_backoff_max_ms", int),
+    "connections.max.idle.ms": ("connections_max_idle_ms", int),
+    "metadata.max.age.ms": ("metadata_max_age_ms", int),
+}
+# Keys read together with others below, or that the caller passes by other means.
+_HANDLED = frozenset({
+    "bootstrap.servers",
+    "sasl.jaas.config",
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.endpoint.identification.algorithm",
+})
+_PEM_SUFFIXES = (".pem", ".crt", ".cer")
+_PASSWORD_MODULES = ("PlainLoginModule", "ScramLoginModule")
+
+
+def _plain(value: Any) -> Any:
+    """The value itself; a :class:`~connect_spark.config.definition.Password` is unwrapped."""
+    secret = getattr(value, "value", None)
+    if secret is not None and type(value).__name__ == "Password":
+        return secret
+    return value
+
+
+def _is_pem(location: str, store_type: Any) -> bool:
+    if store_type:
+        return str(store_type).strip().upper() == "PEM"
+    return location.lower().endswith(_PEM_SUFFIXES)
+
+
+def kafka_client_kwargs(
+    config: Mapping[str, Any] | None, client_class: type | None = None
+) -> dict[str, Any]:
+    """Translate Kafka client settings into kafka-python keyword arguments.
+
+    Called by the Kafka-backed stores when they create their clients in ``start``, with the worker's
+    ``security.protocol``/``sasl.*``/``ssl.*`` keys (``WorkerConfig.kafka_client_config()``).
+
+    What is translated:
+
+    * ``security.protocol``, ``sasl.mechanism``, ``sasl.kerberos.service.name``, ``ssl.key.password``,
+      ``client.id`` and a few timing keys (``request.timeout.ms``, ``retry.backoff.ms``, ...).
+    * ``sasl.jaas.config`` with ``PlainLoginModule`` or ``ScramLoginModule``: its ``username`` and
+      ``password`` options become ``sasl_plain_username``/``sasl_plain_password`` (kafka-python uses
+      those for PLAIN and SCRAM alike). Other login modules cannot be expressed and are skipped with a
+      WARN.
+    * ``ssl.truststore.location`` → ``ssl_cafile`` and ``ssl.keystore.location`` → ``ssl_certfile`` and
+      ``ssl_keyfile`` (one PEM file holding key and certificate chain), only for PEM stores
+      (``ssl.*.type=PEM``, or no type and a ``.pem``/``.crt``/``.cer`` name): Python's ``ssl`` module
+      cannot read JKS or PKCS12 stores, so those are skipped with a WARN.
+    * ``ssl.endpoint.identification.algorithm``: empty turns host name checking off, ``https`` on.
+
+    Every other key is ignored with a DEBUG line naming the key, never its value.
+
+    Args:
+        config: Kafka-style settings; values may be strings, numbers or ``Password`` objects.
+        client_class: when given (``KafkaProducer``, ``KafkaConsumer``, ``KafkaAdminClient``), only the
+            arguments that class accepts are returned.
+
+    Returns:
+        kafka-python keyword arguments (secrets in plain text: never log this dict).
+    """
+    kwargs: dict[str, Any] = {}
+    config = {str(k): _plain(v) for k, v in (config or {}).items()}
+    ignored: list[str] = []
+    for key, value in config.items():
+        if value is None:
+            continue
+        if key in _DIRECT:
+            name, convert = _DIRECT[key]
+            try:
+                kwargs[name] = convert(value)
+            except (TypeError, ValueError):
+                raise ConfigException("Not a valid value for a Kafka client setting", key, value) from None
+        elif key not in _HANDLED:
+            ignored.append(key)
+
+    jaas = config.get("sasl.jaas.config")
+    if jaas:
+        try:
+            module, options = parse_jaas_config(str(jaas))
+        except ValueError as e:
+            raise ConfigException(f"Cannot parse the JAAS configuration: {e}", "sasl.jaas.config", "[hidden]") from None
+        if module.endswith(_PASSWORD_MODULES):
+            if "username" in options:
+                kwargs["sasl_plain_username"] = options["username"]
+            if "password" in options:
+                kwargs["sasl_plain_password"] = options["password"]
+        else:
+            log.warning("sasl.jaas.config uses %s, which the Python Kafka client of the storage topics cannot use; "
+                        "only PlainLoginModule and ScramLoginModule are translated", module)
+
+    truststore = config.get("ssl.truststore.location")
+    if truststore:
+        if _is_pem(str(truststore), config.get("ssl.truststore.type")):
+            kwargs["ssl_cafile"] = str(truststore)
+        else:
+            log.warning("ssl.truststore.location is not a PEM file; the Python Kafka client of the storage topics "
+                        "reads PEM only (set ssl.truststore.type=PEM with a PEM file of CA certificates)")
+    keystore = config.get("ssl.keystore.location")
+    if keystore:
+        if _is_pem(str(keystore), config.get("ssl.keystore.type")):
+            kwargs["ssl_certfile"] = str(keystore)
+            kwargs["ssl_keyfile"] = str(keystore)
+        else:
+            log.warning("ssl.keystore.location is not a PEM file; the Python Kafka client of the storage topics "
+                        "reads PEM only (set ssl.keystore.type=PEM with the key and certificate chain in one file)")
+    algorithm = config.get("ssl.endpoint.identification.algorithm")
+    if algorithm is not None:
+        kwargs["ssl_check_hostname"] = str(algorithm).strip().lower() == "https"
+
+    if ignored:
+        log.debug("Kafka client settings not used by the storage clients: %s", ", ".join(sorted(ignored)))
+    if client_class is not None:
+        accepted = getattr(client_class, "DEFAULT_CONFIG", None)
+        if accepted is not None:
+            dropped = sorted(k for k in kwargs if k not in accepted)
+            if dropped:
+                log.debug("%s does not take %s", client_class.__name__, ", ".join(dropped))
+            kwargs = {k: v for k, v in kwargs.items() if k in accepted}
+    return kwargs
+
+
+_JAAS_HEAD = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\b", re.IGNORECASE)
+_JAAS_OPTION = re.compile(r'\s*([\w.\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))')
+
+
+def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
+    """Parse one JAAS login module entry as ``sasl.jaas.config`` holds it.
+
+    ``org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";``
+    gives ``("org.apache...PlainLoginModule", {"username": "u", "password": "p"})``. Quoted values may
+    contain backslash escapes.
+
+    Raises:
+        ValueError: the text is not a login module entry (the message never contains option values).
+    """
+    head = _JAAS_HEAD.match(text)
+    if head is None:
+        raise ValueError("expected '<LoginModule class> <flag> [option=value ...];'")
+    options: dict[str, str] = {}
+    position = head.end()
+    while True:
+        match = _JAAS_OPTION.match(text, position)
+        if match is None:
+            break
+        name, quoted, bare = match.groups()
+        options[name] = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
+        position = match.end()
+    rest = text[position:].strip()
+    if rest not in (";", ""):
+        raise ValueError(f"unexpected text after option {len(options)} of the login module entry")
+    return head.group(1), options
+
+
+# --------------------------------------------------------------------------------------------------
+# Topics
+# --------------------------------------------------------------------------------------------------
+
+
+def effective_replication_factor(admin: KafkaAdminClient, requested: int, topic: str) -> int:
+    """The replication factor to create ``topic`` with.
+
+    ``-1`` is passed on (the broker's ``default.replication.factor``, brokers 2.4+). A factor larger than
+    the number of live brokers is lowered to that number with a WARN, so that the Kafka Connect default
+    of 3 works on a one-broker development or test cluster; Kafka Connect itself fails in that case. The
+    WARN is the operator's cue to raise it later (``kafka-reassign-partitions``) on a real cluster.
+    """
+    if requested == -1:
+        return -1
+    if requested < 1:
+        raise ConfigException("Must be at least 1, or -1 for the broker's default", "replication.factor", requested)
+    brokers = [b for b in admin.describe_cluster().get("brokers", []) if not b.get("is_fenced")]
+    if brokers and len(brokers) < requested:
+        log.warning("Creating topic %s with replication factor %d instead of %d: the cluster has only %d broker(s)",
+                    topic, len(brokers), requested, len(brokers))
+        return len(brokers)
+    return requested
+
+
+def _describe_topic(admin: KafkaAdminClient, topic: str) -> dict[str, Any] | None:
+    """The metadata of ``topic``, or ``None`` when it does not exist."""
+    for described in admin.describe_topics([topic]):
+        if described.get("name") == topic:
+            if described.get("error_code", 0) == 3:  # UNKNOWN_TOPIC_OR_PARTITION
+                return None
+            if described.get("error_code", 0):
+                raise KafkaStoreError(f"Cannot describe topic {topic}: Kafka error code {described['error_code']}")
+            return described
+    return None
+
+
+def ensure_topic(
+    admin: KafkaAdminClient,
+    topic: str,
+    partitions: int,
+    replication_factor: int,
+    topic_configs: Mapping[str, str] | None = None,
+    *,
+    config_key: str = "topic",
+    require_compact: bool = True,
+    timeout_ms: int = 30000,
+) -> bool:
+    """Create a storage topic if it is missing; check an existing one.
+
+    Called from the ``start`` of the Kafka-backed stores, before any client reads or writes the topic,
+    as Kafka Connect's backing stores do with ``TopicAdmin.createOrFindTopics``.
+
+    A new topic gets ``partitions``, the :func:`effective_replication_factor` and ``topic_configs``, with
+    ``cleanup.policy=compact`` when ``require_compact``. An existing topic is left as it is (its partition
+    count too) except that, when ``require_compact``, a cleanup policy other than ``compact`` is refused,
+    since deleting old segments would lose the latest record of rarely written keys.
+
+    Args:
+        admin: the store's admin client.
+        topic: topic name.
+        partitions: partitions of a new topic.
+        replication_factor: requested replication factor; -1 for the broker's default.
+        topic_configs: further topic configuration of a new topic.
+        config_key: the worker key that named the topic, for messages (``offset.storage.topic``).
+        require_compact: create compacted and refuse an existing topic that is not.
+        timeout_ms: how long to wait for the new topic's partitions to get leaders.
+
+    Returns:
+        ``True`` when this call created the topic.
+
+    Raises:
+        ConfigException: the existing topic is not compacted.
+        KafkaStoreError: the topic could not be created or described.
+    """
+    configs = {str(k): str(v) for k, v in (topic_configs or {}).items()}
+    if require_compact:
+        configs["cleanup.policy"] = "compact"
+    created = False
+    try:
+        if _describe_topic(admin, topic) is None:
+            rf = effective_replication_factor(admin, replication_factor, topic)
+            try:
+                admin.create_topics(
+                    {topic: {"num_partitions": partitions, "replication_factor": rf, "configs": configs}},
+                    timeout_ms=timeout_ms,
+                )
+                created = True
+                log.info("Created topic %s (%s) with %d partition(s), replication factor %s, %s", topic, config_key,
+                         partitions, rf, ", ".join(f"{k}={v}" for k, v in sorted(configs.items())))
+            except TopicAlreadyExistsError:
+                log.debug("Topic %s was created by someone else meanwhile", topic)
+        admin.wait_for_topics([topic], timeout_ms=timeout_ms)
+    except KafkaError as e:
+        raise KafkaStoreError(f"Cannot create or find topic {topic} ({config_key}): {e}") from e
+    if require_compact and not created:
+        _check_compacted(admin, topic, config_key)
+    return created
+
+
+def _check_compacted(admin: KafkaAdminClient, topic: str, config_key: str) -> None:
+    try:
+        described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
+        entry = described["topic"][topic].get("cleanup.policy") or {}
+        policy = entry.get("value")
+    except (KafkaError, KeyError, TypeError) as e:
+        # As Kafka Connect does: without DESCRIBE_CONFIGS rights the check is skipped, not fatal.
+        log.warning("Cannot check the cleanup policy of topic %s (%s): %s", topic, config_key, e)
+        return
+    policies = {p.strip().lower() for p in (policy or "").split(",") if p.strip()}
+    if policies != {"compact"}:
+        raise ConfigException(
+            f"Topic '{topic}' is required to have 'cleanup.policy=compact' to guarantee that the latest value of "
+            f"every key is kept, but it has 'cleanup.policy={policy}'. Change the topic's policy or use another topic",
+            config_key,
+            topic,
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading a topic to its end
+# --------------------------------------------------------------------------------------------------
+
+
+class TopicTailReader:
+    """Reads every partition of a (compacted) topic from the beginning, and later from where it stopped.
+
+    Owned by a Kafka-backed store: created and :meth:`start`-ed in the store's ``start``, asked to
+    :meth:`read_to_end` whenever the store needs the topic's current contents, closed in the store's
+    ``stop``. It uses one consumer with manual assignment and no group, so nothing is committed and no
+    rebalance happens; partitions added to the topic later are picked up from their beginning.
+
+    :meth:`read_to_end` takes the end offsets first and then consumes until every partition's position
+    has reached them, handing each record to the callback in partition order. Records written after the
+    end offsets were taken may or may not be included. Thread-safe: concurrent callers are serialized.
+
+    Args:
+        topic: the topic to read.
+        on_record: called with each ``kafka.consumer.fetcher.ConsumerRecord``; exceptions propagate.
+        consumer_kwargs: kafka-python consumer arguments (``bootstrap_servers``, security ...).
+    """
+
+    def __init__(
+        self,
+        topic: str,
+        on_record: Callable[[Any], None],
+        consumer_kwargs: Mapping[str, Any],
+    ) -> None:
+        self.topic = topic
+        self._on_record = on_record
+        self._consumer_kwargs = dict(consumer_kwargs)
+        self._consumer: KafkaConsumer | None = None
+        self._assigned: list[KafkaTopicPartition] = []
+        self._lock = threading.RLock()
+
+    def start(self) -> None:
+        """Create the consumer and assign every partition of the topic, positioned at the beginning."""
+        with self._lock:
+            if self._consumer is not None:
+                return
+            kwargs = {
+                "group_id": None,
+                "enable_auto_commit": False,
+                "auto_offset_reset": "earliest",
+                "allow_auto_create_topics": False,
+                **self._consumer_kwargs,
+            }
+            self._consumer = KafkaConsumer(**kwargs)
+            self._assigned = []
+            self._refresh_assignment()
+
+    def _refresh_assignment(self) -> None:
+        assert self._consumer is not None
+        # Served from the metadata cache; asks the cluster when the topic is not in it yet.
+        partitions = self._consumer.partitions_for_topic(self.topic)
+        if not partitions:
+            raise KafkaStoreError(f"Topic {self.topic} does not exist or has no partitions")
+        wanted = [KafkaTopicPartition(self.topic, p) for p in sorted(partitions)]
+        new = [tp for tp in wanted if tp not in self._assigned]
+        if new:
+            self._consumer.assign(wanted)
+            # assign() keeps the positions of partitions that stay assigned.
+            self._consumer.seek_to_beginning(*new)
+            self._assigned = wanted
+            log.debug("Reading topic %s from the beginning of partition(s) %s", self.topic,
+                      ", ".join(str(tp.partition) for tp in new))
+
+    def read_to_end(self, timeout_s: float = 60.0) -> int:
+        """Consume from the current positions up to the end offsets taken now.
+
+        Args:
+            timeout_s: how long the whole catch-up may take.
+
+        Returns:
+            how many records were handed to the callback.
+
+        Raises:
+            KafkaStoreError: the reader is not started, the topic cannot be read, or the end was not
+                reached within ``timeout_s``.
+        """
+        with self._lock:
+            consumer = self._consumer
+            if consumer is None:
+                raise KafkaStoreError(f"The reader of topic {self.topic} is not started")
+            deadline = time.monotonic() + timeout_s
+            count = 0
+            try:
+                self._refresh_assignment()
+                end = consumer.end_offsets(self._assigned)
+                behind = self._behind(end)
+                while behind:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        lag = ", ".join(f"{record_context(self.topic, tp.partition, consumer.position(tp))} "
+                                        f"(end {end[tp]})" for tp in behind)
+                        raise KafkaStoreError(
+                            f"Timed out after {timeout_s:.0f} s reading topic {self.topic} to its end: {lag}")
+                    batches = consumer.poll(timeout_ms=int(min(remaining, 1.0) * 1000))
+                    for tp in sorted(batches):
+                        for record in batches[tp]:
+                            self._on_record(record)
+                            count += 1
+                    behind = self._behind(end)
+            except KafkaError as e:
+                raise KafkaStoreError(f"Cannot read topic {self.topic}: {e}") from e
+            return count
+
+    def _behind(self, end: Mapping[KafkaTopicPartition, int]) -> list[KafkaTopicPartition]:
+        assert self._consumer is not None
+        behind = []
+        for tp in self._assigned:
+            position = self._consumer.position(tp, timeout_ms=5000)
+            if position is None or position < end.get(tp, 0):  # None: not resolved within the timeout
+                behind.append(tp)
+        return behind
+
+    def close(self) -> None:
+        """Close the consumer; :meth:`start` may be called again afterwards."""
+        with self._lock:
+            consumer, self._consumer = self._consumer, None
+            self._assigned = []
+            if consumer is not None:
+                try:
+                    consumer.close(autocommit=False)
+                except Exception as e:  # closing must not hide the caller's own error
+                    log.debug("Closing the reader of topic %s failed: %s", self.topic, e)
+
+
+def close_quietly(clients: Iterable[Any], what: str) -> None:
+    """Close each client, logging (not raising) failures; used by the stores' ``stop``."""
+    for client in clients:
+        if client is None:
+            continue
+        try:
+            client.close()
+        except Exception as e:
+            log.debug("Closing %s of %s failed: %s", type(client).__name__, what, e)

@@ -1,0 +1,329 @@
+"""KafkaOffsetStore against the session's real Kafka broker; kafka_util's client-setting translation.
+
+Each test uses its own offsets topic (``offset.storage.topic``) and its own connector names, so tests
+do not see each other's records.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.partitioner import murmur2
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+from connect_spark.api.errors import ConfigException
+from connect_spark.api.records import TopicPartition
+from connect_spark.storage.kafka_util import kafka_client_kwargs, parse_jaas_config
+from connect_spark.storage.offsets import KafkaOffsetStore, OffsetStoreError
+from connect_spark.testing.kafka import create_topic
+
+# The data topics whose offsets are stored: real topics, so that the consumer group commits succeed.
+ORDERS = f"orders-{uuid.uuid4().hex[:6]}"
+PAYMENTS = f"payments-{uuid.uuid4().hex[:6]}"
+TP0 = TopicPartition(ORDERS, 0)
+TP1 = TopicPartition(ORDERS, 1)
+TP2 = TopicPartition(PAYMENTS, 2)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def data_topics(bootstrap_servers):
+    create_topic(bootstrap_servers, ORDERS, partitions=2)
+    create_topic(bootstrap_servers, PAYMENTS, partitions=3)
+
+
+@pytest.fixture
+def offsets_topic(topic_name) -> str:
+    return f"offsets-{topic_name}"
+
+
+@pytest.fixture
+def connector() -> str:
+    return f"sink-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def admin(bootstrap_servers):
+    client = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="test-offset-stores")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def store(bootstrap_servers, offsets_topic):
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5, replication_factor=3) as s:
+        yield s
+
+
+def raw_records(bootstrap_servers: str, topic: str) -> list:
+    """Every record of ``topic``, read with a plain consumer from the beginning to the end."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, group_id=None, enable_auto_commit=False,
+                             auto_offset_reset="earliest")
+    try:
+        tps = [KafkaTopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        end = consumer.end_offsets(tps)
+        records = []
+        while any(consumer.position(tp) < end[tp] for tp in tps):
+            for batch in consumer.poll(timeout_ms=1000).values():
+                records.extend(batch)
+        return sorted(records, key=lambda r: (r.partition, r.offset))
+    finally:
+        consumer.close()
+
+
+def test_topic_is_created_compacted_with_the_requested_partitions(store, admin, offsets_topic):
+    (described,) = admin.describe_topics([offsets_topic])
+    assert len(described["partitions"]) == 5
+    assert all(len(p["replica_nodes"]) == 1 for p in described["partitions"])  # RF 3 lowered: one broker
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, offsets_topic)], config_filter="all")
+    assert configs["topic"][offsets_topic]["cleanup.policy"]["value"] == "compact"
+
+
+def test_lowering_the_replication_factor_is_logged(bootstrap_servers, offsets_topic, caplog):
+    with caplog.at_level(logging.WARNING, logger="connect_spark.storage"):
+        with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=1, replication_factor=3):
+            pass
+    assert any("replication factor 1 instead of 3" in r.getMessage() for r in caplog.records)
+
+
+def test_broker_default_replication_factor(bootstrap_servers, offsets_topic, admin):
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=2, replication_factor=-1) as store:
+        store.write("c", {TP0: 1})
+        assert store.read("c") == {TP0: 1}
+    (described,) = admin.describe_topics([offsets_topic])
+    assert len(described["partitions"]) == 2
+
+
+def test_existing_topic_that_is_not_compacted_is_refused(bootstrap_servers, offsets_topic):
+    create_topic(bootstrap_servers, offsets_topic, partitions=1, config={"cleanup.policy": "delete"})
+    store = KafkaOffsetStore(bootstrap_servers, topic=offsets_topic)
+    with pytest.raises(ConfigException, match="cleanup.policy=compact"):
+        store.start()
+    with pytest.raises(OffsetStoreError, match="not started"):
+        store.read("c")
+
+
+def test_existing_compacted_topic_is_used_as_it_is(bootstrap_servers, offsets_topic, admin):
+    create_topic(bootstrap_servers, offsets_topic, partitions=3, config={"cleanup.policy": "compact"})
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=25) as store:
+        store.write("c", {TP0: 9})
+        assert store.read("c") == {TP0: 9}
+    (described,) = admin.describe_topics([offsets_topic])
+    assert len(described["partitions"]) == 3
+
+
+def test_write_then_read(store, connector):
+    assert store.read(connector) == {}
+    store.write(connector, {TP0: 10, TP1: 20, TP2: 0})
+    assert store.read(connector) == {TP0: 10, TP1: 20, TP2: 0}
+    store.write(connector, {TP0: 15})
+    assert store.read(connector) == {TP0: 15, TP1: 20, TP2: 0}
+    store.write(connector, {})  # nothing to do
+    assert store.read(connector) == {TP0: 15, TP1: 20, TP2: 0}
+
+
+def test_a_new_store_reads_what_an_earlier_one_wrote(bootstrap_servers, offsets_topic, connector):
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as first:
+        first.write(connector, {TP0: 1, TP1: 2})
+        first.write(connector, {TP0: 3})
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as second:
+        assert second.read(connector) == {TP0: 3, TP1: 2}
+
+
+def test_a_store_sees_what_another_store_writes_later(bootstrap_servers, offsets_topic, connector):
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as reader:
+        assert reader.read(connector) == {}
+        with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as writer:
+            writer.write(connector, {TP2: 77})
+        assert reader.read(connector) == {TP2: 77}
+
+
+def test_reset_via_none(store, bootstrap_servers, offsets_topic, connector):
+    store.write(connector, {TP0: 10, TP1: 20})
+    store.write(connector, {TP0: None})
+    assert store.read(connector) == {TP1: 20}
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as again:
+        assert again.read(connector) == {TP1: 20}
+    store.write(connector, {TP1: None, TP2: None})  # TP2 never had an offset
+    assert store.read(connector) == {}
+
+
+def test_connectors_do_not_see_each_other(store, connector):
+    other = connector + "-other"
+    store.write(connector, {TP0: 1})
+    store.write(other, {TP0: 2, TP1: 3})
+    store.write(other, {TP1: None})
+    assert store.read(connector) == {TP0: 1}
+    assert store.read(other) == {TP0: 2}
+
+
+def test_raw_records_have_connects_exact_json_bytes(store, bootstrap_servers, offsets_topic, connector):
+    store.write(connector, {TP0: 4711})
+    store.write(connector, {TP0: None})
+    records = raw_records(bootstrap_servers, offsets_topic)
+    key = f'["{connector}",{{"kafka_topic":"{ORDERS}","kafka_partition":0}}]'.encode()
+    assert [(r.key, r.value) for r in records] == [(key, b'{"kafka_offset":4711}'), (key, None)]
+    # Partitioned as the Java producer's default partitioner does it: murmur2 of the key bytes.
+    expected_partition = (murmur2(key) & 0x7FFFFFFF) % 5
+    assert {r.partition for r in records} == {expected_partition}
+
+
+def test_consumer_group_mirrors_the_offsets(store, admin, bootstrap_servers, connector):
+    group = f"connect-{connector}"
+    store.write(connector, {TP0: 5, TP1: 6, TP2: 7})
+    committed = admin.list_group_offsets(group)[group]
+    assert {(tp.topic, tp.partition): om.offset for tp, om in committed.items()} == {
+        (ORDERS, 0): 5, (ORDERS, 1): 6, (PAYMENTS, 2): 7}
+
+    store.write(connector, {TP1: None, TP0: 8})
+    committed = admin.list_group_offsets(group)[group]
+    assert {(tp.topic, tp.partition): om.offset for tp, om in committed.items()} == {
+        (ORDERS, 0): 8, (PAYMENTS, 2): 7}
+
+    store.write(connector, {TP2: 9}, group_id=f"{group}-custom")
+    assert {(tp.topic, tp.partition): om.offset
+            for tp, om in admin.list_group_offsets(f"{group}-custom")[f"{group}-custom"].items()} == {(PAYMENTS, 2): 9}
+
+
+def test_reset_of_a_group_that_never_existed_is_fine(store, connector, caplog):
+    with caplog.at_level(logging.WARNING, logger="connect_spark.storage"):
+        store.write(connector, {TP0: None})
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert store.read(connector) == {}
+
+
+def test_group_commit_failure_only_warns(store, admin, connector, caplog):
+    # A group with an active member refuses commits from outside (the case the store must survive).
+    group = f"busy-{connector}"
+    member = KafkaConsumer(ORDERS, bootstrap_servers=store.bootstrap_servers, group_id=group,
+                           enable_auto_commit=False, session_timeout_ms=10000)
+    try:
+        for _ in range(100):
+            member.poll(timeout_ms=100)
+            if admin.describe_groups([group])[group].get("members"):
+                break
+        assert admin.describe_groups([group])[group].get("members")
+        with caplog.at_level(logging.WARNING, logger="connect_spark.storage"):
+            store.write(connector, {TP0: 3}, group_id=group)
+        assert any("consumer group" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    finally:
+        member.close(autocommit=False)
+    assert store.read(connector) == {TP0: 3}  # the topic write stands
+
+
+def test_foreign_records_are_skipped_with_a_warning(store, bootstrap_servers, offsets_topic, connector, caplog):
+    store.write(connector, {TP0: 1})
+    producer = KafkaProducer(bootstrap_servers=bootstrap_servers, acks="all")
+    try:
+        for key, value in [
+            (f'["{connector}",{{"filename":"a.txt"}}]'.encode(), b'{"position":30}'),  # a source connector's
+            (b"not json", b"{}"),
+            (f'["{connector}",{{"kafka_topic":"{ORDERS}","kafka_partition":1}}]'.encode(), b'{"offset":1}'),
+            (f'["{connector}",{{"kafka_topic":"{ORDERS}","kafka_partition":"1"}}]'.encode(), b'{"kafka_offset":"12"}'),
+        ]:
+            producer.send(offsets_topic, key=key, value=value, partition=0)
+        producer.flush()
+    finally:
+        producer.close()
+    with caplog.at_level(logging.WARNING, logger="connect_spark.storage"):
+        assert store.read(connector) == {TP0: 1, TP1: 12}  # string partition and offset accepted
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 3  # (a compacted topic refuses null keys, so there are none to skip)
+    assert all(f"{offsets_topic}[0]@" in w for w in warnings)
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as again:
+        assert again.read(connector) == {TP0: 1, TP1: 12}
+
+
+def test_many_foreign_records_do_not_flood_the_log(store, bootstrap_servers, offsets_topic, caplog):
+    producer = KafkaProducer(bootstrap_servers=bootstrap_servers, acks="all")
+    try:
+        for n in range(25):
+            producer.send(offsets_topic, key=f'["src",{{"file":"f{n}"}}]'.encode(), value=b'{"pos":1}')
+        producer.flush()
+    finally:
+        producer.close()
+    with caplog.at_level(logging.DEBUG, logger="connect_spark.storage"):
+        assert store.read("src") == {}
+    skipped = [r for r in caplog.records if r.getMessage().startswith("Skipping record")]
+    assert len(skipped) == 25
+    assert [r.levelno for r in skipped].count(logging.WARNING) == 10
+    assert "further skipped records are logged at DEBUG" in skipped[9].getMessage()
+
+
+def test_invalid_offsets_are_refused_before_anything_is_written(store, bootstrap_servers, offsets_topic):
+    with pytest.raises(OffsetStoreError):
+        store.write("c", {TP0: 1, TP1: -5})
+    assert raw_records(bootstrap_servers, offsets_topic) == []
+
+
+def test_unreachable_cluster(offsets_topic):
+    from connect_spark.localkafka import free_port
+
+    store = KafkaOffsetStore(f"127.0.0.1:{free_port()}", topic=offsets_topic,
+                             client_config={"request.timeout.ms": "2000"}, timeout_s=3)
+    with pytest.raises(OffsetStoreError, match="Cannot use the offsets topic"):
+        store.start()
+
+
+# -- client settings (pure logic; kept here with the store that uses them) ------------------------------
+
+
+def test_client_settings_translation(caplog):
+    config = {
+        "bootstrap.servers": "ignored:9092",
+        "security.protocol": "sasl_ssl",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                            'username="svc" password="s3cr\\"et";',
+        "ssl.truststore.location": "/etc/kafka/ca.pem",
+        "ssl.keystore.location": "/etc/kafka/client.p12",
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.password": "keystore-secret",
+        "ssl.endpoint.identification.algorithm": "",
+        "request.timeout.ms": "5000",
+        "some.unknown.key": "unknown-secret-value",
+    }
+    with caplog.at_level(logging.DEBUG, logger="connect_spark.storage"):
+        kwargs = kafka_client_kwargs(config)
+    assert kwargs == {
+        "security_protocol": "SASL_SSL",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "svc",
+        "sasl_plain_password": 's3cr"et',
+        "ssl_cafile": "/etc/kafka/ca.pem",
+        "ssl_check_hostname": False,
+        "request_timeout_ms": 5000,
+    }
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "some.unknown.key" in logged and "ssl.keystore.password" in logged
+    assert "secret" not in logged.replace("ssl.keystore.password", "").replace("unknown.key", "")
+    assert "s3cr" not in logged and "keystore-secret" not in logged and "unknown-secret-value" not in logged
+    assert any("PEM" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+
+
+def test_client_settings_for_a_class_and_passwords():
+    from connect_spark.config.definition import Password
+
+    config = {"sasl.jaas.config": Password(
+        'org.apache.kafka.common.security.plain.PlainLoginModule required username=u password="p";'),
+        "ssl.keystore.location": "/k.pem", "ssl.key.password": Password("kp")}
+    kwargs = kafka_client_kwargs(config, KafkaAdminClient)
+    assert kwargs == {"sasl_plain_username": "u", "sasl_plain_password": "p", "ssl_certfile": "/k.pem",
+                      "ssl_keyfile": "/k.pem", "ssl_password": "kp"}
+    with pytest.raises(ConfigException) as info:
+        kafka_client_kwargs({"sasl.jaas.config": "username=x password=secret"})
+    assert "secret" not in str(info.value)
+
+
+def test_parse_jaas_config():
+    module, options = parse_jaas_config(
+        'org.apache.kafka.common.security.plain.PlainLoginModule  required\n username="a b" password=c;')
+    assert module == "org.apache.kafka.common.security.plain.PlainLoginModule"
+    assert options == {"username": "a b", "password": "c"}
+    with pytest.raises(ValueError):
+        parse_jaas_config('x.Module required username="a" garbage;')
