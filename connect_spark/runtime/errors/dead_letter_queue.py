@@ -177,6 +177,7 @@ class DeadLetterQueueReporter(Reporter):
         self._lock = threading.Lock()
         self._producer: Any = None
         self._setup_error: DeadLetterQueueException | None = None
+        self._setup_error_logged = False
         self._closed = False
 
     @property
@@ -295,7 +296,10 @@ class DeadLetterQueueReporter(Reporter):
             self.start()
         except DeadLetterQueueException as e:
             metrics.record_dlq_produce_failure()
-            log.error("Could not write %s to the dead letter queue: %s", record.coordinates(), e)
+            # said once at ERROR; every later record fails the same way until the task fails
+            level = logging.DEBUG if self._setup_error_logged else logging.ERROR
+            self._setup_error_logged = True
+            log.log(level, "Could not write %s to the dead letter queue: %s", record.coordinates(), e)
             return _failed(e)
 
         headers = self._headers(context, record)
