@@ -415,6 +415,23 @@ def test_report_put_error_under_none_reports_then_raises():
     assert metrics_of(handler) == counts(failures=1, errors=1)
 
 
+def test_reports_from_several_task_threads_are_all_counted_and_reported():
+    reporter = RecordingReporter()
+    handler = handler_for(ToleranceType.ALL, reporters=[reporter])
+
+    def report_many() -> None:
+        for _ in range(200):
+            handler.report_put_error(sink_record(), RAW, DataException("x"))
+
+    threads = [threading.Thread(target=report_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(reporter.contexts) == 800 and handler.total_failures == 800
+    assert metrics_of(handler) == counts(failures=800)
+
+
 class Utf8Converter(Converter):
     def configure(self, configs, is_key):
         pass

@@ -179,6 +179,8 @@ class ErrorHandler:
         self._serialize = serialize
         self._total_failures = 0
         self._last_failed = False
+        # Serializes failure handling: tasks may call the errant record reporter from their own threads.
+        self._failure_lock = threading.RLock()
         self._pending: list[Future[None]] = []
         self._pending_lock = threading.Lock()
         self._closed = False
@@ -297,15 +299,16 @@ class ErrorHandler:
         attempts: int,
         exhausted: bool,
     ) -> None:
-        self._mark_failed()
         self._last_failed = True
         context = ErrorContext(stage, executing_class, error, record, attempts)
         tolerable = exhausted or stage in TOLERATES_ANY_EXCEPTION
-        within = tolerable and self.within_tolerance_limits()
-        if within:
-            self.metrics.record_skipped()
-        self.metrics.record_error()
-        self._report(context)  # first, so the poison record reaches the DLQ even when the task fails
+        with self._failure_lock:
+            self._mark_failed()
+            within = tolerable and self.within_tolerance_limits()
+            if within:
+                self.metrics.record_skipped()
+            self.metrics.record_error()
+            self._report(context)  # first, so the poison record reaches the DLQ even when the task fails
         where = (f"stage '{stage.value}' with class '{executing_class}' failed on record {record.coordinates()}"
                  + (f" after {attempts} attempts" if attempts > 1 else ""))
         if not tolerable:
@@ -327,7 +330,8 @@ class ErrorHandler:
         """Report a record the task could not write (stage ``TASK_PUT``).
 
         Called by :class:`~connect_spark.runtime.errors.WorkerErrantRecordReporter` from inside
-        ``SinkTask.put``, in the task's thread.
+        ``SinkTask.put``, usually in the task's thread; thread-safe, since a task may report from threads
+        of its own.
 
         Args:
             record: the record the task reports.
@@ -351,11 +355,13 @@ class ErrorHandler:
                     f"Task {self.label} could not serialize the reported record {record.coordinates()} "
                     f"for the error reporters: {e}"
                 ) from e
-        self._mark_failed()
-        self.metrics.record_failure()
         context = ErrorContext(Stage.TASK_PUT, SINK_TASK_CLASS, error, raw)
-        future = self._report(context)
-        if not self.within_tolerance_limits():
+        with self._failure_lock:
+            self._mark_failed()
+            self.metrics.record_failure()
+            future = self._report(context)
+            within = self.within_tolerance_limits()
+        if not within:
             self.metrics.record_error()
             where = raw.coordinates() if raw is not None else record.coordinates()
             message = (f"Tolerance exceeded in error handler: the task reported record {where} as failed "
