@@ -32,7 +32,9 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.storage.kafka_util import (
+    KafkaStoreError,
     TopicTailReader,
+    accepted_kwargs,
     close_quietly,
     ensure_topic,
     kafka_client_kwargs,
@@ -55,7 +57,7 @@ __all__ = ["KafkaOffsetStore"]
 log = logging.getLogger(__name__)
 
 _FOREIGN_RECORD_WARNINGS = 10  # per store: a topic shared with source connectors must not flood the log
-_GROUP_COMMIT_TIMEOUT_S = 15.0
+_GROUP_COMMIT_TIMEOUT_S = 5.0  # bounds how long a commit waits for a moving group coordinator
 _GROUP_COMMIT_BACKOFF_S = 0.2
 # Errors of a group commit that go away by themselves (the coordinator is moving or loading, the
 # connection dropped). kafka-python marks more errors retriable, UNKNOWN_TOPIC_OR_PARTITION among them,
@@ -143,25 +145,29 @@ class KafkaOffsetStore(OffsetStore):
                   "bootstrap_timeout_ms": int(self.timeout_s * 1000)}
         client_id = settings.get("client_id", "connect-spark")
         try:
-            self._admin = KafkaAdminClient(**_accepted(KafkaAdminClient, {**common, "client_id": f"{client_id}-offsets-admin"}))
+            self._admin = KafkaAdminClient(**accepted_kwargs(KafkaAdminClient, {
+                **common,
+                "client_id": f"{client_id}-offsets-admin",
+            }))
             ensure_topic(self._admin, self.topic, self.partitions, self.replication_factor,
                          config_key="offset.storage.topic")
-            self._producer = KafkaProducer(**_accepted(KafkaProducer, {
+            self._producer = KafkaProducer(**accepted_kwargs(KafkaProducer, {
                 **common,
                 "client_id": f"{client_id}-offsets-producer",
                 "acks": "all",
                 "enable_idempotence": True,
                 "linger_ms": 0,
+                "max_block_ms": int(self.timeout_s * 1000),  # send() waits for metadata no longer than this
                 "allow_auto_create_topics": False,
                 "partitioner": DefaultPartitioner(),
             }))
-            self._reader = TopicTailReader(self.topic, self._apply, _accepted(KafkaConsumer, {
+            self._reader = TopicTailReader(self.topic, self._apply, accepted_kwargs(KafkaConsumer, {
                 **common,
                 "client_id": f"{client_id}-offsets-reader",
             }))
             self._reader.start()
             count = self._reader.read_to_end(self.timeout_s)
-        except KafkaError as e:
+        except (KafkaError, KafkaStoreError) as e:
             self.stop()
             raise OffsetStoreError(
                 f"Cannot use the offsets topic {self.topic} at {self.bootstrap_servers}: {e}") from e
@@ -194,7 +200,7 @@ class KafkaOffsetStore(OffsetStore):
         with self._read_lock:
             try:
                 reader.read_to_end(self.timeout_s)
-            except KafkaError as e:
+            except (KafkaError, KafkaStoreError) as e:
                 raise OffsetStoreError(f"Cannot read the offsets topic {self.topic}: {e}") from e
             return dict(sorted(self._offsets.get(connector, {}).items()))
 
@@ -236,8 +242,9 @@ class KafkaOffsetStore(OffsetStore):
         3. Wait until every record is acknowledged by all in-sync replicas; any failure raises
            :class:`OffsetStoreError` and the commit must be treated as not done.
         4. Commit the same offsets to ``group_id`` (default ``connect-<connector>``) with the admin
-           client, deleting the group's offsets of reset partitions. Retriable errors are retried for
-           a few seconds; what still fails is logged as a WARN and the write succeeds anyway.
+           client, deleting the group's offsets of reset partitions. A moving or loading group
+           coordinator is waited for up to 5 s; what still fails (that too, a group with active
+           members, a deleted topic) is logged as a WARN and the write succeeds anyway.
         """
         changes = normalize_offsets(connector, offsets)
         if not changes:
@@ -302,15 +309,16 @@ class KafkaOffsetStore(OffsetStore):
         for tp in list(to_alter) + list(to_delete):
             failed.setdefault(tp, "timed out")
         if failed:
+            reasons = ", ".join(f"{record_context(tp.topic, tp.partition)}: {why}" for tp, why in sorted(failed.items()))
             log.warning("Could not mirror offsets to consumer group %s for %s. The offsets are committed in topic %s; "
-                        "only lag tooling is affected", group_id,
-                        ", ".join(f"{record_context(tp.topic, tp.partition)}: {why}" for tp, why in sorted(failed.items())),
-                        self.topic)
+                        "only lag tooling is affected", group_id, reasons, self.topic)
         else:
             log.debug("Mirrored offsets to consumer group %s: %s", group_id, describe_offsets(changes))
 
 
-def _failed(results: Mapping[Any, Any], asked: Any, failed: dict[KafkaTopicPartition, str]) -> list[KafkaTopicPartition]:
+def _failed(
+    results: Mapping[Any, Any], asked: Any, failed: dict[KafkaTopicPartition, str]
+) -> list[KafkaTopicPartition]:
     """The partitions of ``asked`` to try again; non-retriable per-partition errors go to ``failed``."""
     retry = []
     for tp in asked:
@@ -324,8 +332,3 @@ def _failed(results: Mapping[Any, Any], asked: Any, failed: dict[KafkaTopicParti
             failed[tp] = error.__name__
     return retry
 
-
-def _accepted(client_class: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """``kwargs`` without what ``client_class`` does not take (kafka-python refuses unknown arguments)."""
-    accepted = getattr(client_class, "DEFAULT_CONFIG", None)
-    return dict(kwargs) if accepted is None else {k: v for k, v in kwargs.items() if k in accepted}

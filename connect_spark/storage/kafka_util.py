@@ -28,10 +28,12 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.errors import ConfigException, ConnectException
+from connect_spark.config.definition import Password
 
 __all__ = [
     "KafkaStoreError",
     "kafka_client_kwargs",
+    "accepted_kwargs",
     "parse_jaas_config",
     "effective_replication_factor",
     "ensure_topic",
@@ -85,10 +87,7 @@ _PASSWORD_MODULES = ("PlainLoginModule", "ScramLoginModule")
 
 def _plain(value: Any) -> Any:
     """The value itself; a :class:`~connect_spark.config.definition.Password` is unwrapped."""
-    secret = getattr(value, "value", None)
-    if secret is not None and type(value).__name__ == "Password":
-        return secret
-    return value
+    return value.value if isinstance(value, Password) else value
 
 
 def _is_pem(location: str, store_type: Any) -> bool:
@@ -180,14 +179,22 @@ def kafka_client_kwargs(
 
     if ignored:
         log.debug("Kafka client settings not used by the storage clients: %s", ", ".join(sorted(ignored)))
-    if client_class is not None:
-        accepted = getattr(client_class, "DEFAULT_CONFIG", None)
-        if accepted is not None:
-            dropped = sorted(k for k in kwargs if k not in accepted)
-            if dropped:
-                log.debug("%s does not take %s", client_class.__name__, ", ".join(dropped))
-            kwargs = {k: v for k, v in kwargs.items() if k in accepted}
-    return kwargs
+    return kwargs if client_class is None else accepted_kwargs(client_class, kwargs)
+
+
+def accepted_kwargs(client_class: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` without the arguments ``client_class`` does not take (kafka-python refuses unknown ones).
+
+    kafka-python's producer, consumer and admin client take different sets (the admin client has no
+    ``ssl_ciphers``, for one); their ``DEFAULT_CONFIG`` lists what each takes.
+    """
+    accepted = getattr(client_class, "DEFAULT_CONFIG", None)
+    if accepted is None:
+        return dict(kwargs)
+    dropped = sorted(k for k in kwargs if k not in accepted)
+    if dropped:
+        log.debug("%s does not take %s", client_class.__name__, ", ".join(dropped))
+    return {k: v for k, v in kwargs.items() if k in accepted}
 
 
 _JAAS_HEAD = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\b", re.IGNORECASE)

@@ -168,7 +168,9 @@ def test_raw_records_have_connects_exact_json_bytes(store, bootstrap_servers, of
     records = raw_records(bootstrap_servers, offsets_topic)
     key = f'["{connector}",{{"kafka_topic":"{ORDERS}","kafka_partition":0}}]'.encode()
     assert [(r.key, r.value) for r in records] == [(key, b'{"kafka_offset":4711}'), (key, None)]
-    # Partitioned as the Java producer's default partitioner does it: murmur2 of the key bytes.
+    # Partitioned as the Java producer's default partitioner does it: murmur2 of the key bytes, made
+    # positive, modulo the partition count. kafka-python's murmur2 gives Java's values (Kafka's UtilsTest).
+    assert murmur2(b"21") - 2**32 == -973932308 and murmur2(b"abc") == 479470107
     expected_partition = (murmur2(key) & 0x7FFFFFFF) % 5
     assert {r.partition for r in records} == {expected_partition}
 
