@@ -49,7 +49,7 @@ def run_standalone(
     try:
         worker, connectors = validate_configs(worker_props, connector_props)
     except ConfigValidationError as e:
-        print(f"Invalid configuration:\n{e}", file=sys.stderr)
+        print(str(e), file=sys.stderr)
         return EXIT_BAD_CONFIG
     standalone = StandaloneWorker(worker, connectors, spark=spark, available_now=available_now)
     install_signal_handlers(standalone)
