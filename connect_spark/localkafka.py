@@ -243,7 +243,9 @@ class LocalKafkaBroker:
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
             "auto.create.topics.enable": "true",
-            "log.retention.hours": "168",
+            # Keep every record: tests and demos produce records with old timestamps, which time-based
+            # retention would delete within minutes.
+            "log.retention.ms": "-1",
             "num.network.threads": "2",
             "num.io.threads": "2",
             "background.threads": "2",
