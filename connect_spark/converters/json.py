@@ -320,9 +320,10 @@ class JsonConverter(Converter, HeaderConverter):
         try:
             node = _loads(bytes(value))
         except (ValueError, RecursionError) as e:
-            raise DataException(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from e
+            raise DataException(
+                f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from e
         if self.schemas_enabled:
-            if not isinstance(node, dict) or len(node) != 2 or ENVELOPE_SCHEMA not in node or ENVELOPE_PAYLOAD not in node:
+            if not (isinstance(node, dict) and len(node) == 2 and ENVELOPE_SCHEMA in node and ENVELOPE_PAYLOAD in node):
                 raise DataException(_ENVELOPE_ERROR)
             schema = self.as_connect_schema(node[ENVELOPE_SCHEMA])
             return SchemaAndValue(schema, self._to_connect(schema, node[ENVELOPE_PAYLOAD]))
@@ -434,7 +435,8 @@ class JsonConverter(Converter, HeaderConverter):
         key_schema, value_schema = schema.key_schema, schema.value_schema
         if key_schema is None or key_schema.type is Type.STRING:
             if not isinstance(value, dict):
-                raise DataException(f"Maps with string fields should be encoded as JSON objects, but found {_node_type(value)}")
+                raise DataException(
+                    f"Maps with string fields should be encoded as JSON objects, but found {_node_type(value)}")
             return {k: self._to_connect(value_schema, v) for k, v in value.items()}
         if not isinstance(value, list):
             raise DataException(
@@ -702,13 +704,15 @@ def _is_int32(value: Any) -> bool:
 
 def _date_to_connect(schema: Schema, value: Any) -> datetime.date:
     if not _is_int32(value):
-        raise DataException(f"Invalid type for Date, underlying representation should be integer but was {_node_type(value)}")
+        raise DataException(
+            f"Invalid type for Date, underlying representation should be integer but was {_node_type(value)}")
     return Date.to_logical(schema, value)
 
 
 def _time_to_connect(schema: Schema, value: Any) -> datetime.time:
     if not _is_int32(value):
-        raise DataException(f"Invalid type for Time, underlying representation should be integer but was {_node_type(value)}")
+        raise DataException(
+            f"Invalid type for Time, underlying representation should be integer but was {_node_type(value)}")
     return Time.to_logical(schema, value)
 
 

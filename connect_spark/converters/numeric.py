@@ -162,7 +162,8 @@ class BooleanConverter(_SingleValueConverter):
         if data == b"\x00":
             return False
         raise DataException(
-            f"Failed to deserialize boolean: Unexpected byte received by BooleanDeserializer: {struct.unpack('>b', data)[0]}"
+            "Failed to deserialize boolean: Unexpected byte received by BooleanDeserializer: "
+            f"{struct.unpack('>b', data)[0]}"
         )
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any, headers: Any = None) -> bytes | None:

@@ -502,9 +502,12 @@ def _deep_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_HASHABLE_SCALARS = (str, int, float, bool, bytes, decimal.Decimal, datetime.date, datetime.time)
+
+
 def _hashable(value: Any) -> Any:
     """A hashable stand-in for a (possibly mutable) default value, for schema hashing."""
-    if value is None or isinstance(value, (str, int, float, bool, bytes, decimal.Decimal, datetime.date, datetime.time)):
+    if value is None or isinstance(value, _HASHABLE_SCALARS):
         return value
     if isinstance(value, bytearray):
         return bytes(value)

@@ -764,7 +764,9 @@ class _ValueParser:
         while parser.has_next():
             if parser.can_consume("}"):
                 if key_schema.has_common_schema() and value_schema.has_common_schema():
-                    map_schema: Schema = SchemaBuilder.map(key_schema.common, value_schema.common).build()  # type: ignore[arg-type]
+                    map_schema: Schema = SchemaBuilder.map(
+                        key_schema.common, value_schema.common  # type: ignore[arg-type]
+                    ).build()
                     result = _align_map(map_schema, result, keys_only=False)
                 elif key_schema.has_common_schema():
                     map_schema = ConnectSchema(Type.MAP, key_schema=key_schema.common)
