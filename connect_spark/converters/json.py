@@ -212,17 +212,15 @@ def _float_node(value: float) -> Any:
     return value
 
 
-def _freeze(node: Any) -> Any:
-    """A hashable, type-exact key for a parsed JSON schema (so ``true`` and ``1`` differ)."""
-    if isinstance(node, dict):
-        return ("o", tuple(sorted((k, _freeze(v)) for k, v in node.items())))
-    if isinstance(node, list):
-        return ("a", tuple(_freeze(v) for v in node))
-    if isinstance(node, bool):
-        return ("b", node)
-    if isinstance(node, decimal.Decimal):
-        return ("d", str(node))
-    return (type(node).__name__, node)
+def _schema_key(node: Any) -> str:
+    """A cache key for a parsed JSON schema: its canonical JSON text (``true`` and ``1`` stay different)."""
+    return json.dumps(node, sort_keys=True, separators=(",", ":"), default=_decimal_marker)
+
+
+def _decimal_marker(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return {"$decimal": str(value)}
+    raise TypeError(f"unexpected {type(value).__name__} in a parsed JSON schema")
 
 
 class _LruCache:
@@ -251,6 +249,10 @@ class _LruCache:
 
     def __len__(self) -> int:
         return len(self._data)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled empty (a lock cannot be pickled): a transform shipped to an executor rebuilds its cache.
+        return (_LruCache, (self.size,))
 
 
 class JsonConverter(Converter, HeaderConverter):
@@ -333,7 +335,7 @@ class JsonConverter(Converter, HeaderConverter):
         """The Connect schema described by a parsed JSON schema (``None`` for JSON null)."""
         if node is None:
             return None
-        key = _freeze(node)
+        key = _schema_key(node)
         cached = self._to_connect_schemas.get(key)
         if cached is not None:
             return cached

@@ -146,6 +146,10 @@ class LruCache:
     def __len__(self) -> int:
         return len(self._data)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled empty (a lock cannot be pickled): a transform shipped to an executor rebuilds its cache.
+        return (LruCache, (self.size,))
+
 
 class BaseTransformation(Transformation):
     """A transform whose configuration is declared by :meth:`config` and parsed by :meth:`parse_config`.

@@ -354,3 +354,13 @@ def test_bytes_field_with_bad_base64():
     with pytest.raises(DataException, match="Invalid bytes field"):
         to_connect(converter(), envelope({"type": "bytes"}, "***"))
     assert base64.b64decode("dGVzdA==") == b"test"
+
+
+def test_configured_converter_pickles():
+    import pickle
+
+    c = converter(schemas_enable=False, decimal_format="NUMERIC")
+    to_connect(c, "{}")
+    copy = pickle.loads(pickle.dumps(c))
+    assert copy.decimal_format == "NUMERIC" and not copy.schemas_enabled
+    assert to_connect(copy, '{"a": 1}') == (None, {"a": 1})

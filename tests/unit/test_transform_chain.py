@@ -101,3 +101,23 @@ def test_empty_chain_and_close():
     chain = TransformationChain([(recording, None, False), (recording, None, False)])
     chain.close()
     assert recording.closed
+
+
+def test_configured_plugins_pickle():
+    import pickle
+
+    from connect_spark.api.data import Schema, SchemaBuilder, Struct
+    from connect_spark.transforms.timestamp_converter import TimestampConverterValue
+
+    cast = configured(CastValue, spec="a:string")
+    schema = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
+    cast.apply(SinkRecord("t", 0, None, None, schema, Struct(schema).put("a", 1), 0))  # fills the schema cache
+    chain = TransformationChain([
+        (cast, None, False),
+        (configured(TimestampConverterValue, **{"target.type": "string", "format": "yyyy", "field": "ts"}),
+         configured(TopicNameMatches, pattern="t.*"), True),
+        (configured(RegexRouter, regex="(.*)", replacement="x-$1"), None, False),
+    ])
+    copy = pickle.loads(pickle.dumps(chain))
+    out = copy.apply(SinkRecord("t", 0, None, None, schema, Struct(schema).put("a", 1), 0))
+    assert out.topic == "x-t" and out.value.get("a") == "1"

@@ -92,3 +92,24 @@ def test_key_variant_and_class_names():
     assert FlattenKey.kafka_class_name == "org.apache.kafka.connect.transforms.Flatten$Key"
     assert FlattenValue().config().keys["delimiter"].default == "."
     assert out.key_schema is None
+
+
+def test_optional_and_default_values_nested():
+    # Kafka's testOptionalAndDefaultValuesNested: the parent is optional and has a default
+    builder = (SchemaBuilder.struct().optional().field("req_field", Schema.STRING_SCHEMA)
+               .field("opt_field", SchemaBuilder.string().optional().default_value("child_default").build()))
+    child_default = Struct(builder.build()).put("req_field", "req_default")
+    schema = builder.default_value(child_default).build()
+    out = value_flatten().apply(value_record(schema, Struct(schema)))
+    assert len(out.value_schema.fields) == 2
+    assert out.value_schema.field("req_field").schema == SchemaBuilder.string().optional().default_value("req_default").build()
+    assert out.value_schema.field("opt_field").schema == SchemaBuilder.string().optional().default_value("child_default").build()
+
+
+def test_struct_with_null_fields_and_arrays_unchanged():
+    inner = SchemaBuilder.struct().field("lfg", Schema.STRING_SCHEMA).build()
+    schema = (SchemaBuilder.struct().field("firstNull", Schema.OPTIONAL_STRING_SCHEMA)
+              .field("foo", SchemaBuilder.array(inner).doc("durk").build()).build())
+    value = Struct(schema).put("foo", [Struct(inner).put("lfg", "lfg")])
+    out = value_flatten().apply(value_record(schema, value))
+    assert out.value == value and out.value_schema == schema

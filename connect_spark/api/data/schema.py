@@ -390,6 +390,14 @@ class ConnectSchema(Schema):
                     f'Invalid value: null used for required field: "{_or_null(field_name)}", schema type: {schema.type}'
                 )
             return
+        if schema.name is None:  # fast path for the common primitive cases
+            schema_type = schema.type
+            value_type = type(value)
+            if _EXACT_TYPES.get(schema_type) is value_type:
+                return
+            bounds = _INT_RANGES.get(schema_type)
+            if bounds is not None and value_type is int and bounds[0] <= value <= bounds[1]:
+                return
         check = _LOGICAL_CHECKS.get(schema.name) if schema.name is not None else None
         if check is None:
             check = _TYPE_CHECKS[schema.type]
@@ -589,6 +597,16 @@ _TYPE_CHECKS: dict[Type, _Check] = {
     Type.MAP: _instance_check(Mapping),
     Type.STRUCT: _struct_check,
 }
+
+_EXACT_TYPES: dict[Type, type] = {
+    Type.STRING: str,
+    Type.BOOLEAN: bool,
+    Type.FLOAT32: float,
+    Type.FLOAT64: float,
+    Type.BYTES: bytes,
+}
+_INT_RANGES = {Type.INT8: INT_BOUNDS[8], Type.INT16: INT_BOUNDS[16], Type.INT32: INT_BOUNDS[32],
+               Type.INT64: INT_BOUNDS[64]}
 
 _LOGICAL_CHECKS: dict[str, _Check] = {
     DECIMAL_LOGICAL_NAME: _instance_check(decimal.Decimal),
