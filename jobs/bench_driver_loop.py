@@ -15,40 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from connect_spark.api import SinkConnector, SinkTask
-
-
-class NoopTask(SinkTask):
-    def version(self):
-        return "1"
-
-    def start(self, props):
-        self.count = 0
-
-    def put(self, records):
-        self.count += len(records)
-
-    def stop(self):
-        pass
-
-
-class NoopConnector(SinkConnector):
-    def version(self):
-        return "1"
-
-    def start(self, props):
-        self.props = props
-
-    def task_class(self):
-        return NoopTask
-
-    def task_configs(self, max_tasks):
-        return [dict(self.props) for _ in range(max_tasks)]
-
-    def stop(self):
-        pass
-
-
 def _record(i: int) -> bytes:
     return json.dumps({
         "id": i, "user": f"user-{i % 1000:04d}", "amount": round(i * 0.37, 2), "currency": "EUR",
@@ -78,10 +44,7 @@ def main() -> None:
         print(f"produced {args.records} records in {time.monotonic() - started:.1f} s")
         worker = worker_properties(broker.bootstrap_servers, work, spark_ui_enabled="false",
                                    max_offsets_per_trigger=100_000, offset_flush_interval_ms=10_000)
-        connector = {"name": "bench-noop", "connector.class": f"{__name__}.NoopConnector", "topics": "bench"}
-        import sys
-
-        sys.modules.setdefault(__name__, sys.modules["__main__"])
+        connector = {"name": "bench-noop", "connector.class": "connect_spark.testing.noop.NoopSinkConnector", "topics": "bench"}
         started = time.monotonic()
         code = run_standalone(worker, [connector], available_now=True)
         elapsed = time.monotonic() - started
