@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -115,11 +115,11 @@ class RecordConverter:
         """Convert and transform one record; ``None`` when it was dropped or tolerated."""
         execute = self.errors.execute
         key = execute(Stage.KEY_CONVERTER, self._key_class,
-                      _bind(self.key_converter.to_connect_data, raw.topic, raw.key, raw), raw)
+                      lambda: self.key_converter.to_connect_data(raw.topic, raw.key), raw)
         if key is None:
             return None
         value = execute(Stage.VALUE_CONVERTER, self._value_class,
-                        _bind(self.value_converter.to_connect_data, raw.topic, raw.value, raw), raw)
+                        lambda: self.value_converter.to_connect_data(raw.topic, raw.value), raw)
         if value is None:
             return None
         headers = execute(Stage.HEADER_CONVERTER, self._header_class, lambda: self._convert_headers(raw), raw)
@@ -167,14 +167,6 @@ class _Dropped:
     @staticmethod
     def wrap(result: SinkRecord | None) -> Any:
         return _Dropped.DROPPED if result is None else result
-
-
-def _bind(fn: Callable, topic: str, data: bytes | None, raw: RawRecord) -> Callable[[], Any]:
-    def call() -> Any:
-        headers = None
-        return fn(topic, data, headers)
-
-    return call
 
 
 def _kafka_name(instance: Any) -> str:
