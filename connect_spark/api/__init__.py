@@ -3,6 +3,7 @@
 Connector authors import from here only. Nothing in this package imports pyspark.
 """
 
+from connect_spark.api.bulk import ArrowSinkTask, DataFrameSinkTask
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.converters import Converter, HeaderConverter, SchemaAndValue
 from connect_spark.api.errors import (
@@ -17,11 +18,13 @@ from connect_spark.api.task import ErrantRecordReporter, SinkTask, SinkTaskConte
 from connect_spark.api.transforms import Predicate, Transformation
 
 __all__ = [
+    "ArrowSinkTask",
     "ConfigException",
     "ConnectException",
     "ConnectorContext",
     "Converter",
     "DataException",
+    "DataFrameSinkTask",
     "ErrantRecordReporter",
     "Header",
     "HeaderConverter",
