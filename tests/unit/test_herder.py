@@ -192,3 +192,22 @@ def test_connectors_come_back_after_a_restart(tmp_path):
         assert sorted(first.herder.connectors()) == ["held", "keep"]
     finally:
         first.stop()
+
+
+def test_distributed_refuses_a_bad_worker_config_before_starting(capsys):
+    from connect_spark.herder.distributed import EXIT_BAD_CONFIG, run_distributed
+
+    code = run_distributed({**WORKER, "listeners": "ftp://x:1", "rest.basic.auth.username": "u"})
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_CONFIG
+    assert "listeners" in err and "rest.basic.auth.password" in err
+
+
+def test_listener_parsing():
+    from connect_spark.api.errors import ConfigException
+    from connect_spark.rest.server import parse_listener
+
+    assert parse_listener("http://127.0.0.1:8083") == ("http", "127.0.0.1", 8083)
+    assert parse_listener("http://:8083") == ("http", "0.0.0.0", 8083)
+    with pytest.raises(ConfigException, match="listeners"):
+        parse_listener("https://127.0.0.1:8443")
