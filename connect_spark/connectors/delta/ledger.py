@@ -9,10 +9,12 @@ Why commit metadata (``userMetadata``) plus a transaction identifier (``txnAppId
   transaction identifier holds one number). The document is cumulative — each commit repeats the
   offsets of partitions it did not touch — so reading the latest commit of this connector is enough.
   It is also visible to operators in ``DESCRIBE HISTORY``.
-* ``txnAppId = connect-spark:<connector>`` with ``txnVersion = <commit sequence>`` guards the one case
-  the offsets cannot: a write whose commit succeeded but whose caller saw an error (a driver
-  interruption after the commit). The task then retries the same batch with the same sequence and
-  Delta skips it instead of adding the rows twice.
+* ``txnAppId = connect-spark:<connector>`` with ``txnVersion = <commit sequence>`` guards what the
+  offsets alone cannot: two writers of the same connector (a zombie task after a failover) that both
+  read sequence N. Delta rejects the second concurrent commit of version N+1 for the same app id
+  (conflict check) and skips a later one (version already recorded) instead of adding rows twice.
+  A write that failed *after* its commit is handled by the task: it reads the table's offsets again
+  before the retry, and the re-delivered records are dropped.
 
 Spark's micro-batch id is never used: it restarts with every checkpoint generation.
 """
