@@ -23,9 +23,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
-from connect_spark.connectors.delta import DeltaSinkConnector, DeltaSinkTask
+from connect_spark.connectors.delta import DeltaSinkTask
 from connect_spark.connectors.delta.writer import SchemaMismatch
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
 
@@ -189,17 +188,3 @@ def test_primitive_values_catalog_table_and_optimize(spark, work_dir):
     fresh, context = start_task(props, [tp])
     assert context.take_pending_offsets() == {tp: 2}  # found past the OPTIMIZE commit
     spark.sql("DROP TABLE prims_p_1")
-
-
-def test_connector_declares_its_keys_and_rejects_bad_combinations():
-    connector = DeltaSinkConnector()
-    issues = connector.config().validate({"insert.mode": "merge"})
-    assert any("insert.mode" in i.message and "append, upsert" in i.message for i in issues)
-    with pytest.raises(ConnectException) as e:
-        connector.start({"delta.table.path": "/t", "delta.table.name": "t", "insert.mode": "upsert",
-                         "delete.enabled": "true"})
-    text = str(e.value)
-    assert "Exactly one of delta.table.path and delta.table.name" in text
-    assert "pk.mode" in text and "delete.enabled" in text
-    connector.start({"delta.table.path": "/t", "name": "x"})
-    assert connector.task_configs(4) == [{"delta.table.path": "/t", "name": "x"}]

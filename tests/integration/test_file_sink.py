@@ -13,7 +13,7 @@ def test_kafka_file_sink_properties_run_unchanged(spark, bootstrap_servers, topi
     create_topic(bootstrap_servers, topic_name, partitions=1)
     values = [{"b": 1, "a": "x"}, "plain", None, [1, 2.5], {"aa": True}]
     produce(bootstrap_servers, topic_name,
-            [(0, None, None if v is None else json.dumps(v).encode(), []) for v in values])
+            [(0, b"k", None if v is None else json.dumps(v).encode(), []) for v in values])
     worker = worker_properties(bootstrap_servers, work_dir,
                                **{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
                                   "value.converter.schemas.enable": "false"})
