@@ -106,6 +106,7 @@ def _build_table() -> dict[str, dict[str, str]]:
     add("connector", "connect_spark.connectors.file:FileStreamSinkConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector", "FileStreamSinkConnector", "FileStreamSink")
     add("connector", "connect_spark.connectors.delta:DeltaSinkConnector", "DeltaSinkConnector", "DeltaSink")
+    add("connector", "connect_spark.connectors.files:FilesSinkConnector", "FilesSinkConnector", "FilesSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
     # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),
