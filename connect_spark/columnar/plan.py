@@ -179,7 +179,7 @@ class _SchemalessJson(_ColumnConverter):
 
         text, empty, utf8 = _json_text(name)
         parsed = F.expr(f"try_parse_json(cast(`{name}` as string))")
-        shape = F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))")
+        shape = variant_schema.normalized(F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))"))
         usable = None
         for candidate, _ in _dominant(raw.where(F.expr(f"is_valid_utf8(`{name}`)")), shape):
             if candidate == "VOID":

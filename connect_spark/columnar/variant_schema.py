@@ -25,6 +25,20 @@ class ShapeError(NotVectorizable):
     """A shape string that does not parse, or a shape whose JSON values cannot be recovered exactly."""
 
 
+def normalized(shape: Any) -> Any:
+    """A Spark column: the shape string with every JSON fraction type spelled ``FRACTION``.
+
+    ``schema_of_variant`` gives each decimal literal its own precision (``DECIMAL(2,1)``,
+    ``DECIMAL(3,2)``) and exponent literals ``DOUBLE``; the per-record converter reads them all as
+    FLOAT64, so they are one shape. Integers too wide for 64 bits (``DECIMAL(p,0)``, p > 18) stay.
+    """
+    from pyspark.sql import functions as F
+
+    shape = F.regexp_replace(shape, r"DECIMAL\((\d+),[1-9]\d*\)", "FRACTION")
+    shape = F.regexp_replace(shape, r"DECIMAL\(([0-9]|1[0-8]),0\)", "FRACTION")
+    return F.regexp_replace(shape, r"\bDOUBLE\b", "FRACTION")
+
+
 def _tokens(text: str) -> list[str]:
     tokens, pos = [], 0
     text = text.rstrip()
@@ -102,7 +116,7 @@ def _exact_in_array(shape: tuple[str, Any]) -> bool:
 def to_spark(shape: tuple[str, Any]) -> Any:
     """The Spark type the values of ``shape`` are read into, exactly as the per-record converter reads them.
 
-    BIGINT → long; DECIMAL/DOUBLE (JSON fractions) → double; STRING, BOOLEAN; VOID (only nulls) →
+    BIGINT → long; FRACTION/DECIMAL/DOUBLE (JSON fractions) → double; STRING, BOOLEAN; VOID (only nulls) →
     a null string; OBJECT → struct; ARRAY → array of exact element shapes only.
 
     Raises:
@@ -120,7 +134,7 @@ def to_spark(shape: tuple[str, Any]) -> Any:
         return T.BooleanType()
     if kind == "VOID":
         return T.StringType()
-    if kind == "DOUBLE":
+    if kind in ("DOUBLE", "FRACTION"):
         return T.DoubleType()
     if kind == "DECIMAL":
         precision, scale = arg
