@@ -91,11 +91,28 @@ def value_reader(schema: Schema | None) -> Callable[[Any], Any]:
 
 
 def _schemaless(value: Any) -> Any:
+    if isinstance(value, list) and value and isinstance(value[0], tuple):  # an Arrow map's pairs
+        return {k: _schemaless(v) for k, v in value}
     if isinstance(value, dict):
         return {k: _schemaless(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_schemaless(v) for v in value]
     return value
+
+
+def _has_map(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_map(arrow_type):
+        return True
+    if pa.types.is_struct(arrow_type):
+        return any(_has_map(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _has_map(arrow_type.value_type)
+    return False
+
+
+def _schemaless_reader(arrow_type: pa.DataType) -> Callable[[Any], Any]:
+    """Arrow's ``to_pylist`` already gives fresh dicts and lists; only maps (pairs) need rebuilding."""
+    return _schemaless if _has_map(arrow_type) else _identity
 
 
 def _millis(column: pa.ChunkedArray | pa.Array) -> list[Any]:
@@ -138,8 +155,9 @@ def frame_to_records(
         header_converter = SimpleHeaderConverter()
     null_key_schema = key_schema if null_key_schema is _SAME else null_key_schema
     null_value_schema = value_schema if null_value_schema is _SAME else null_value_schema
-    read_key, read_value = value_reader(key_schema), value_reader(value_schema)
     col = table.column
+    read_key = _schemaless_reader(col("key").type) if key_schema is None else value_reader(key_schema)
+    read_value = _schemaless_reader(col("value").type) if value_schema is None else value_reader(value_schema)
     topics, partitions, offsets = col("topic").to_pylist(), col("partition").to_pylist(), col("offset").to_pylist()
     timestamps, ts_types = _millis(col("timestamp")), col("timestamp_type").to_pylist()
     keys, values, headers = col("key").to_pylist(), col("value").to_pylist(), col("headers").to_pylist()
