@@ -32,12 +32,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from connect_spark import plugins
+from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
+from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -136,6 +138,8 @@ class ConnectorRunner:
         self._last_activity = clock()
         self._connector: SinkConnector | None = None
         self._directory: PartitionDirectory | None = None
+        self._executor: ExecutorTasks | None = None
+        self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
         self.batches = 0
         self.records_read = 0
@@ -153,30 +157,46 @@ class ConnectorRunner:
         if not task_configs:
             raise ConnectException(f"Connector {self.name} produced no task configurations")
         task_class = self._connector.task_class()
-        for task_id, task_config in enumerate(task_configs):
-            task_config = dict(task_config)
-            if self.config.topics:
-                task_config.setdefault("topics", ",".join(self.config.topics))
-            else:
-                task_config.setdefault("topics.regex", str(self.config.topics_regex))
-            self._tasks.append(self._build_task(task_id, task_class, task_config))
-        for task in self._tasks:
-            task.worker_task.start()
+        task_configs = [self._with_topics(dict(c)) for c in task_configs]
+        self.execution_mode = self.config.execution_mode(self.worker)
+        if self.execution_mode == "executor" and not issubclass(task_class, DataFrameSinkTask):
+            self._executor = ExecutorTasks(
+                self.spark, self.name, task_class, task_configs,
+                self.config.resolved, self.worker.resolved, self._client_config(), self._commit,
+                self.worker.offset_flush_interval_ms,
+            )
+        else:
+            self.execution_mode = "driver"
+            for task_id, task_config in enumerate(task_configs):
+                self._tasks.append(self._build_task(task_id, task_class, task_config))
+            for task in self._tasks:
+                task.worker_task.start()
 
         self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
                                              self.config.topics_regex)
         partitions = self._directory.partitions()
         committed = self.offset_store.read(self.name)
         positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
-        log.info("%s: starting from %s", self.name, _fmt(positions) or "(no partitions yet)")
-        assignment = range_assignment(partitions, len(self._tasks))
-        for task_id, owned in assignment.items():
-            self._open(self._tasks[task_id], {tp: positions[tp] for tp in owned})
+        log.info("%s: starting from %s (%s mode)", self.name, _fmt(positions) or "(no partitions yet)",
+                 self.execution_mode)
         self._positions = positions
-        for task in self._tasks:
-            self._positions.update(task.worker_task.take_rewinds())
+        if self._executor is not None:
+            self._executor.open(positions)
+        else:
+            assignment = range_assignment(partitions, len(self._tasks))
+            for task_id, owned in assignment.items():
+                self._open(self._tasks[task_id], {tp: positions[tp] for tp in owned})
+            for task in self._tasks:
+                self._positions.update(task.worker_task.take_rewinds())
         self._start_query(self._positions)
         self.state = ConnectorState.RUNNING
+
+    def _with_topics(self, task_config: dict[str, str]) -> dict[str, str]:
+        if self.config.topics:
+            task_config.setdefault("topics", ",".join(self.config.topics))
+        else:
+            task_config.setdefault("topics.regex", str(self.config.topics_regex))
+        return task_config
 
     def _build_task(self, task_id: int, task_class: type, task_config: dict[str, str]) -> _Task:
         task_plugins = build_task_plugins(self.config, self.worker, task_id)
@@ -203,6 +223,13 @@ class ConnectorRunner:
     def _commit(self, offsets) -> None:
         self.offset_store.write(self.name, offsets, self.config.consumer_group_id)
 
+    def _client_config(self) -> dict[str, Any]:
+        """Kafka client settings for Spark's source, with Kafka's names."""
+        client_config = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
+                         **self.config.consumer_overrides}
+        client_config["bootstrap.servers"] = self.worker.bootstrap_servers
+        return client_config
+
     def _client_kwargs(self) -> dict[str, Any]:
         from kafka import KafkaConsumer
 
@@ -226,12 +253,10 @@ class ConnectorRunner:
         if root.exists():
             for old in root.iterdir():
                 shutil.rmtree(old, ignore_errors=True)
-        client_config = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
-                         **self.config.consumer_overrides}
-        client_config.pop("bootstrap.servers", None)
-        client_config["bootstrap.servers"] = self.worker.bootstrap_servers
-        max_offsets = self.worker.max_offsets_per_trigger or DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER
-        options = kafka_source_options(client_config, self.config.topics or None, self.config.topics_regex,
+        default_max = (EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER if self._executor is not None
+                       else DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER)
+        max_offsets = self.worker.max_offsets_per_trigger or default_max
+        options = kafka_source_options(self._client_config(), self.config.topics or None, self.config.topics_regex,
                                        positions, max_offsets)
         stream = raw_columns(read_kafka_stream(self.spark, options))
         writer = (
@@ -264,6 +289,11 @@ class ConnectorRunner:
             self._lock.release()
 
     def _process_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
+        if self._executor is not None:
+            self._executor.process(batch_df, batch_id)
+            self.batches += 1
+            self.records_read = self._executor.records_read
+            return
         table = batch_df.toArrow()
         self.batches += 1
         self.records_read += table.num_rows
@@ -358,6 +388,8 @@ class ConnectorRunner:
             if error is not None:
                 raise ConnectException(f"The streaming query of connector {self.name} failed: {error}")
             if self.available_now:
+                if self._executor is not None:
+                    self._drain_redeliveries()
                 log.info("%s: drained what was available", self.name)
                 return False
             raise ConnectException(f"The streaming query of connector {self.name} stopped unexpectedly")
@@ -365,6 +397,8 @@ class ConnectorRunner:
         if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
             if self._lock.acquire(timeout=0.05):
                 try:
+                    if self._executor is not None and self._executor.pending_ranges():
+                        self._executor.process(None, -1)
                     for task in self._tasks:
                         if task.worker_task.assignment and not task.worker_task.paused_for_redelivery:
                             task.worker_task.deliver([], {})
@@ -379,6 +413,20 @@ class ConnectorRunner:
             if self._failure is not None:
                 raise self._failure_error()
         return True
+
+    def _drain_redeliveries(self) -> None:
+        """After an AvailableNow run: re-deliver ``[committed, position)`` until the tasks commit it all,
+        or a round commits nothing more (what stays uncommitted is delivered again on the next run)."""
+        executor = self._executor
+        assert executor is not None
+        while executor.pending_ranges():
+            before = dict(executor.committed)
+            with self._lock:
+                executor.process(None, -1)
+            if executor.committed == before:
+                log.info("%s: tasks did not commit %s; it is delivered again on the next run", self.name,
+                         _fmt({tp: a for tp, (a, _) in executor.pending_ranges().items()}))
+                return
 
     def _failure_error(self) -> BaseException:
         failure = self._failure

@@ -206,11 +206,22 @@ class WorkerSinkTask:
     def redeliver(self) -> bool:
         """``put`` the pending records again (Connect's ``deliverMessages``)."""
         batch = list(self.message_batch)
+        return self._put(lambda: self.task.put(batch), len(batch))
+
+    def deliver_call(self, put: Callable[[], None], consumed: Mapping[TopicPartition, int]) -> bool:
+        """Like :meth:`deliver` for bulk tasks: ``put`` is the call handing over a columnar batch.
+
+        Retry a ``False`` result by calling this again with the same ``put`` and no new offsets.
+        """
+        self.consumed.update(consumed)
+        return self._put(put, -1)
+
+    def _put(self, put: Callable[[], None], count: int) -> bool:
         try:
-            self.task.put(batch)
+            put()
         except RetriableException as e:
-            log.error("%s: RetriableException from SinkTask: %s; the same %d records will be delivered again",
-                      self.label, e, len(batch))
+            log.error("%s: RetriableException from SinkTask: %s; the same %s will be delivered again",
+                      self.label, e, f"{count} records" if count >= 0 else "batch")
             self.paused_for_redelivery = True
             return False
         except Exception as e:

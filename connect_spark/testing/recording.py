@@ -102,6 +102,8 @@ class RecordingSinkTask(SinkTask):
         self._call("close", partitions=[list(tp) for tp in partitions])
         closing = set(partitions)
         self.buffer = [r for r in self.buffer if r.original_topic_partition not in closing]
+        for tp in closing:  # what was written is committed or re-delivered; a reopened partition starts afresh
+            self.written.pop(tp, None)
 
     def stop(self) -> None:
         self._call("stop")
