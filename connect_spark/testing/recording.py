@@ -76,7 +76,14 @@ class RecordingSinkTask(SinkTask):
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         self._call("open", partitions=[list(tp) for tp in partitions])
-        seeks = {tp: off for tp, off in self.rewind.items() if tp in set(partitions)}
+        # Each configured rewind happens once per recording folder: in executor mode ``open`` runs every
+        # micro-batch (possibly in several processes), and a real sink seeks only to offsets it stored.
+        seeks = {}
+        for tp, off in self.rewind.items():
+            marker = self.folder / f"rewound-{tp.topic}-{tp.partition}" if self.folder else None
+            if tp in set(partitions) and marker is not None and not marker.exists():
+                marker.touch()
+                seeks[tp] = off
         if seeks:
             self.context.offset(seeks)
 

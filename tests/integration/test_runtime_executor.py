@@ -94,3 +94,65 @@ def test_partial_pre_commit_redelivers_exactly_the_unreturned_records(spark, boo
     calls = read_recorded_calls(Path(work_dir) / "out", 0)
     offered_after_partial = [c for c in calls if c["call"] == "pre_commit"]
     assert len(offered_after_partial) >= 3
+
+
+def test_rewind_in_open_feeds_the_task_from_those_offsets(spark, bootstrap_servers, topic_name, work_dir):
+    _fill(bootstrap_servers, topic_name, 600, 3)
+    name = f"xrewind-{topic_name}"
+    # First run: everything delivered and committed.
+    assert run_connector(_connector(name, topic_name, work_dir), bootstrap_servers, work_dir, spark=spark,
+                         worker=_executor_worker(bootstrap_servers, work_dir, 10_000)).exit_code == 0
+    out2 = Path(work_dir) / "out2"
+    # Second run: open() rewinds partition 0 to 150 (backwards, before the committed 200) and partition 2
+    # forwards within the new records.
+    _fill(bootstrap_servers, topic_name, 0, 3)
+    produce(bootstrap_servers, topic_name, ((p, b"k", f"new{p}-{i}".encode(), []) for i in range(10) for p in range(3)))
+    connector = _connector(name, topic_name, work_dir, recording_rewind=f"{topic_name}:0:150,{topic_name}:2:205")
+    connector["recording.dir"] = str(out2)
+    result = run_connector(connector, bootstrap_servers, work_dir, spark=spark,
+                           worker=_executor_worker(bootstrap_servers, work_dir, 10_000))
+    assert result.exit_code == 0
+    per_partition = _by_partition(read_recorded_records(out2))
+    assert per_partition[(topic_name, 0)] == list(range(150, 210))
+    assert per_partition[(topic_name, 1)] == list(range(200, 210))
+    assert per_partition[(topic_name, 2)] == list(range(205, 210))
+    assert result.committed == _ends(bootstrap_servers, topic_name)
+
+
+def test_retriable_put_is_retried_inside_the_task(spark, bootstrap_servers, topic_name, work_dir):
+    _fill(bootstrap_servers, topic_name, 400, 2)
+    name = f"xretry-{topic_name}"
+    connector = _connector(name, topic_name, work_dir, tasks_max=2,
+                           connector_class="connect_spark.testing.recording.FaultySinkConnector",
+                           faulty_retriable_puts=2, faulty_timeout_ms=100)
+    result = run_connector(connector, bootstrap_servers, work_dir, spark=spark,
+                           worker=_executor_worker(bootstrap_servers, work_dir, 10_000))
+    assert result.exit_code == 0
+    for task_id in (0, 1):
+        calls = [c["call"] for c in read_recorded_calls(Path(work_dir) / "out", task_id)]
+        assert calls.count("put_retriable") == 2 and calls.count("start") == 1
+    per_partition = _by_partition(read_recorded_records(Path(work_dir) / "out"))
+    assert all(offsets == list(range(200)) for offsets in per_partition.values())
+    assert result.committed == _ends(bootstrap_servers, topic_name)
+
+
+def test_task_failure_fails_the_connector_naming_the_task(spark, bootstrap_servers, topic_name, work_dir, caplog):
+    _fill(bootstrap_servers, topic_name, 300, 1)
+    name = f"xfail-{topic_name}"
+    connector = _connector(name, topic_name, work_dir,
+                           connector_class="connect_spark.testing.recording.FaultySinkConnector",
+                           faulty_fail_on_put=2)
+    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")  # one put per 100 records
+    try:
+        result = run_connector(connector, bootstrap_servers, work_dir, spark=spark,
+                               worker=_executor_worker(bootstrap_servers, work_dir, 10_000))
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
+    assert result.exit_code == 1
+    assert "faulty task fails on put #2" in caplog.text and f"{name}-0" in caplog.text
+    assert "Traceback" in caplog.text
+    # The first put of 100 records succeeded before the failure: its offsets are committed, nothing beyond.
+    assert result.committed == {TopicPartition(topic_name, 0): 100}
+    calls = [c["call"] for c in read_recorded_calls(Path(work_dir) / "out", 0)]
+    assert calls[-4:] == ["put_failed", "pre_commit", "close", "stop"]
