@@ -38,6 +38,7 @@ from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.dataframe_mode import build_frame_batch
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
 from connect_spark.runtime.partitions import PartitionDirectory
@@ -139,6 +140,8 @@ class ConnectorRunner:
         self._connector: SinkConnector | None = None
         self._directory: PartitionDirectory | None = None
         self._executor: ExecutorTasks | None = None
+        self._frames = False
+        self._frame_plan: Any = None
         self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
         self.batches = 0
@@ -167,6 +170,16 @@ class ConnectorRunner:
             )
         else:
             self.execution_mode = "driver"
+            if issubclass(task_class, DataFrameSinkTask):
+                # One driver-side instance owns every partition; Spark parallelises its DataFrame work.
+                if len(task_configs) > 1:
+                    log.info("%s: %s takes whole micro-batches as DataFrames; running 1 task instead of %d",
+                             self.name, task_class.__name__, len(task_configs))
+                task_configs = task_configs[:1]
+                from connect_spark.columnar.plan import compile_plan
+
+                self._frame_plan = compile_plan(self.config, self.worker)
+                self._frames = True
             for task_id, task_config in enumerate(task_configs):
                 self._tasks.append(self._build_task(task_id, task_class, task_config))
             for task in self._tasks:
@@ -294,6 +307,9 @@ class ConnectorRunner:
             self.batches += 1
             self.records_read = self._executor.records_read
             return
+        if self._frames:
+            self._process_frame_batch(batch_df, batch_id)
+            return
         table = batch_df.toArrow()
         self.batches += 1
         self.records_read += table.num_rows
@@ -325,6 +341,35 @@ class ConnectorRunner:
             self._positions.update(converted.consumed)
             task.worker_task.maybe_commit()
         self._collect_rewinds()
+
+    def _process_frame_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
+        """A micro-batch for a DataFrameSinkTask: one ``put_dataframe`` with the converted batch."""
+        from pyspark import StorageLevel
+
+        task = self._tasks[0]
+        raw = batch_df.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            batch = build_frame_batch(self.spark, raw, self._frame_plan, task.plugins.converter)
+            self.batches += 1
+            self.records_read += sum(batch.consumed[tp] - batch.first[tp] for tp in batch.consumed)
+            new = {tp: off for tp, off in batch.first.items() if tp not in self._task_of}
+            if new:
+                self._assign_new(new)
+            frame = batch.frame
+            put = (lambda: task.worker_task.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
+            delivered = task.worker_task.deliver_call(put, batch.consumed)
+            while not delivered:
+                deadline = self._clock() + task.worker_task.retry_backoff_ms() / 1000.0
+                while self._clock() < deadline:
+                    if self._halt.is_set():
+                        return
+                    time.sleep(min(0.05, max(0.0, deadline - self._clock())))
+                delivered = task.worker_task.deliver_call(put, {})
+            self._positions.update(batch.consumed)
+            task.worker_task.maybe_commit()
+            self._collect_rewinds()
+        finally:
+            raw.unpersist()
 
     def _deliver(self, task: _Task, records, consumed) -> None:
         worker_task = task.worker_task
@@ -401,7 +446,8 @@ class ConnectorRunner:
                         self._executor.process(None, -1)
                     for task in self._tasks:
                         if task.worker_task.assignment and not task.worker_task.paused_for_redelivery:
-                            task.worker_task.deliver([], {})
+                            if not self._frames:  # Connect's empty put; bulk tasks get only real batches
+                                task.worker_task.deliver([], {})
                             task.worker_task.maybe_commit()
                     self._collect_rewinds()
                 except BaseException as e:
@@ -451,6 +497,8 @@ class ConnectorRunner:
         After a failure only the offsets of batches ``put`` accepted are committed (the failed batch
         never became current).
         """
+        for task in self._tasks:  # a record in a retry back-off must not hold the lock forever
+            task.plugins.stop()
         self._stop_query()
         with self._lock:
             for task in self._tasks:
