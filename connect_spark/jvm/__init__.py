@@ -1,6 +1,14 @@
 """The JVM artifacts connect_spark needs: pinned coordinates and their resolution with Maven."""
 
-from connect_spark.jvm.artifacts import ARTIFACT_SETS, DELTA, KAFKA_BROKER, SPARK_KAFKA, ArtifactSet, jars_root
+from connect_spark.jvm.artifacts import (
+    ARTIFACT_SETS,
+    DELTA,
+    KAFKA_BROKER,
+    KAFKA_CONNECT,
+    SPARK_KAFKA,
+    ArtifactSet,
+    jars_root,
+)
 from connect_spark.jvm.resolver import JarResolutionError, ensure_resolved, is_resolved, jar_paths
 
 __all__ = [
@@ -9,6 +17,7 @@ __all__ = [
     "DELTA",
     "JarResolutionError",
     "KAFKA_BROKER",
+    "KAFKA_CONNECT",
     "SPARK_KAFKA",
     "ensure_resolved",
     "is_resolved",

@@ -5,7 +5,9 @@ Three sets, each resolved by Maven into its own folder, never sharing a classpat
 * ``spark-kafka``: Spark's Kafka source (``spark-sql-kafka-0-10``) and its runtime dependencies, minus
   every jar pyspark already ships;
 * ``delta``: the Delta Lake jars matching the pinned delta-spark / pyspark pair;
-* ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo.
+* ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
+* ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
+  converter, the reference arm of the benchmarks (``jobs/bench``).
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
 ``~/.cache/connect-spark/jars``.
@@ -26,6 +28,7 @@ __all__ = [
     "SPARK_KAFKA",
     "DELTA",
     "KAFKA_BROKER",
+    "KAFKA_CONNECT",
     "jars_root",
 ]
 
@@ -101,7 +104,20 @@ KAFKA_BROKER = ArtifactSet(
     purpose="Apache Kafka broker (KRaft) for tests and the demo",
 )
 
-ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER)
+KAFKA_CONNECT = ArtifactSet(
+    name="kafka-connect",
+    coordinates=(
+        f"org.apache.kafka:connect-runtime:{KAFKA_VERSION}",
+        f"org.apache.kafka:connect-file:{KAFKA_VERSION}",
+        f"org.apache.kafka:connect-json:{KAFKA_VERSION}",
+        # The binding Kafka's distribution ships; without it the worker logs nothing.
+        "org.apache.logging.log4j:log4j-slf4j-impl:2.24.3",
+    ),
+    exclude_pyspark_jars=False,
+    purpose="Apache Kafka Connect standalone worker (benchmark reference)",
+)
+
+ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT)
 
 
 def jars_root() -> Path:

@@ -1,0 +1,291 @@
+"""The benchmark's arms: how each one is configured, launched, watched, stopped and checked.
+
+Every arm runs as its own child process (its own JVM), one at a time, against the same broker and
+topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resolve yet reports
+``unavailable: <reason>`` instead of running.
+
+* a — plain Spark: ``readStream.format("kafka") → from_json → writeStream.format("delta")``
+  (:mod:`jobs.bench.plain_spark_job`);
+* b — connect_spark's Delta sink (``DeltaSink``), exactly-once, JsonConverter without schemas;
+* c — connect_spark with a per-record Python task (:mod:`jobs.bench.per_record_sink`), StringConverter;
+* d1 — Apache Kafka Connect's standalone worker with ``FileStreamSinkConnector`` and StringConverter;
+* d2 — connect_spark's FileStreamSink-compatible connector, same configuration as d1.
+
+a, b and c get the same Spark settings (:attr:`BenchSettings.spark_conf`) and the same batch bound;
+the connect_spark arms ask for ``task.execution.mode=executor``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import psutil
+
+from jobs.bench import health
+from jobs.bench.watchers import CommitWatcher, ConsumerGroupWatcher, SparkCheckpointWatcher
+
+__all__ = ["BenchSettings", "RunSpec", "Launched", "Arm", "PlainSparkArm", "ConnectSparkArm", "KafkaConnectArm",
+           "default_arms", "REPO_ROOT"]
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class BenchSettings:
+    """What every arm shares. ``spark_conf`` goes to arm a's session and to the worker of b, c, d2."""
+
+    bootstrap_servers: str
+    partitions: int
+    max_offsets_per_trigger: int = 250_000
+    trigger_ms: int = 1000
+    offset_flush_interval_ms: int = 1000
+    spark_conf: dict[str, str] = field(default_factory=lambda: {
+        "spark.master": "local[2]",
+        "spark.driver.memory": "2g",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
+    })
+    connect_heap: str = "-Xms256M -Xmx2G"  # what Kafka's connect-standalone.sh sets
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "bootstrap_servers"}
+
+
+@dataclass
+class RunSpec:
+    """One run of one arm: its topic, a unique id (connector name, group, folders) and its folder."""
+
+    topic: str
+    run_id: str
+    work: Path
+    available_now: bool
+
+
+class Launched:
+    """A running arm: its process, the watcher of its commits, and how to check its output."""
+
+    def __init__(self, process: subprocess.Popen, watcher: CommitWatcher,
+                 check: Callable[[range], health.Health], log_file: Path) -> None:
+        self.process = process
+        self.watcher = watcher
+        self.check = check
+        self.log_file = log_file
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 90.0) -> int | None:
+        """SIGTERM (each arm stops gracefully on it), SIGKILL after ``timeout``; then end any process
+        of the arm's tree still left (Spark's JVM, Python workers). Returns the exit code."""
+        try:
+            leftovers = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.Error:
+            leftovers = []
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log.warning("pid %s did not stop in %.0f s: killing it", self.process.pid, timeout)
+                self.process.kill()
+                self.process.wait(30)
+        for child in leftovers:
+            try:
+                child.wait(10)
+            except psutil.TimeoutExpired:
+                child.kill()
+            except psutil.Error:
+                pass
+        return self.process.returncode
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def _spawn(command: list[str], work: Path) -> tuple[subprocess.Popen, Path]:
+    log_file = work / "arm.log"
+    with open(log_file, "ab") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   cwd=str(REPO_ROOT), env=_env())
+    return process, log_file
+
+
+class Arm:
+    key: str = ""
+    label: str = ""
+
+    def unavailable_reason(self) -> str | None:
+        """None when the arm can run; otherwise why not (shown as ``unavailable: <reason>``)."""
+        return None
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        raise NotImplementedError
+
+
+class PlainSparkArm(Arm):
+    key, label = "a", "plain Spark: kafka → from_json → delta"
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        table, checkpoint = spec.work / "table", spec.work / "checkpoint"
+        command = [sys.executable, "-m", "jobs.bench.plain_spark_job", "--bootstrap", settings.bootstrap_servers,
+                   "--topic", spec.topic, "--table", str(table), "--checkpoint", str(checkpoint),
+                   "--max-offsets-per-trigger", str(settings.max_offsets_per_trigger),
+                   "--trigger-ms", str(settings.trigger_ms)]
+        if spec.available_now:
+            command.append("--available-now")
+        for key, value in settings.spark_conf.items():
+            command += ["--conf", f"{key}={value}"]
+        process, log_file = _spawn(command, spec.work)
+        return Launched(process, SparkCheckpointWatcher(checkpoint, spec.topic),
+                        lambda ids: health.delta_health(table, ids), log_file)
+
+
+class ConnectSparkArm(Arm):
+    """A connect_spark connector run by the real CLI: ``connect-spark standalone [--available-now]``."""
+
+    def __init__(self, key: str, label: str, connector_class: str,
+                 connector_props: Callable[[RunSpec], dict[str, str]],
+                 check: Callable[[RunSpec, range], health.Health],
+                 converters: dict[str, str]) -> None:
+        self.key, self.label = key, label
+        self.connector_class = connector_class
+        self.connector_props = connector_props
+        self._check = check
+        self.converters = converters
+
+    def unavailable_reason(self) -> str | None:
+        from connect_spark import plugins
+
+        try:
+            plugins.resolve("connector", self.connector_class, "connector.class")
+        except Exception as e:  # a missing module, a class that is not there yet
+            return f"{self.connector_class} does not resolve ({str(e).splitlines()[0]})"
+        return None
+
+    def worker(self, settings: BenchSettings, spec: RunSpec) -> dict[str, str]:
+        from connect_spark.localkafka import free_port
+
+        return {
+            "bootstrap.servers": settings.bootstrap_servers,
+            **self.converters,
+            "checkpoint.location": str(spec.work / "checkpoints"),
+            "offset.storage.replication.factor": "1",
+            "offset.flush.interval.ms": str(settings.offset_flush_interval_ms),
+            "trigger": f"{settings.trigger_ms}ms",
+            "task.execution.mode": "executor",
+            "max.offsets.per.trigger": str(settings.max_offsets_per_trigger),
+            "listeners": f"http://127.0.0.1:{free_port()}",
+            **settings.spark_conf,
+        }
+
+    def connector(self, settings: BenchSettings, spec: RunSpec) -> dict[str, str]:
+        return {"name": spec.run_id, "connector.class": self.connector_class, "topics": spec.topic,
+                "tasks.max": str(settings.partitions), **self.connector_props(spec)}
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        from connect_spark.testing.harness import cli_command
+
+        command = cli_command(self.worker(settings, spec), self.connector(settings, spec), spec.work,
+                              available_now=spec.available_now)
+        process, log_file = _spawn(command, spec.work)
+        watcher = ConsumerGroupWatcher(settings.bootstrap_servers, f"connect-{spec.run_id}", spec.topic)
+        return Launched(process, watcher, lambda ids: self._check(spec, ids), log_file)
+
+
+class KafkaConnectArm(Arm):
+    """Apache Kafka Connect's own standalone worker (``ConnectStandalone``) from the ``kafka-connect`` jars."""
+
+    key, label = "d1", "Kafka Connect standalone: FileStreamSink"
+
+    def unavailable_reason(self) -> str | None:
+        from connect_spark.jvm import KAFKA_CONNECT, is_resolved
+
+        if not is_resolved(KAFKA_CONNECT):
+            return "the kafka-connect jars are not resolved (run `connect-spark jars`)"
+        return None
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        from connect_spark.config.properties import format_properties
+        from connect_spark.jvm import KAFKA_CONNECT
+        from connect_spark.localkafka import _java, free_port
+
+        out = spec.work / "out"
+        out.mkdir(parents=True, exist_ok=True)
+        worker = {
+            "bootstrap.servers": settings.bootstrap_servers,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "offset.storage.file.filename": str(spec.work / "connect.offsets"),
+            "offset.flush.interval.ms": str(settings.offset_flush_interval_ms),
+            "listeners": f"http://127.0.0.1:{free_port()}",
+        }
+        connector = {"name": spec.run_id, "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                     "tasks.max": str(settings.partitions), "topics": spec.topic, "file": str(out / "sink.txt")}
+        worker_file, connector_file = spec.work / "worker.properties", spec.work / "connector.properties"
+        worker_file.write_text(format_properties(worker))
+        connector_file.write_text(format_properties(connector))
+        log4j = spec.work / "log4j2.properties"
+        log4j.write_text(
+            "status = warn\nappender.out.type = Console\nappender.out.name = STDOUT\n"
+            "appender.out.layout.type = PatternLayout\nappender.out.layout.pattern = [%d] %p %m (%c)%n\n"
+            "rootLogger.level = WARN\nrootLogger.appenderRef.out.ref = STDOUT\n"
+        )
+        command = [_java(), *settings.connect_heap.split(), "-XX:+UseG1GC", "-Djava.awt.headless=true",
+                   f"-Dlog4j2.configurationFile={log4j}", "-cp", str(KAFKA_CONNECT.folder() / "*"),
+                   "org.apache.kafka.connect.cli.ConnectStandalone", str(worker_file), str(connector_file)]
+        process, log_file = _spawn(command, spec.work)
+        watcher = ConsumerGroupWatcher(settings.bootstrap_servers, f"connect-{spec.run_id}", spec.topic)
+        return Launched(process, watcher, lambda ids: health.lines_health(out, ids), log_file)
+
+
+_STRING_CONVERTERS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+
+
+def default_arms() -> list[Arm]:
+    """Every arm, in the order they run within a round."""
+    return [
+        PlainSparkArm(),
+        ConnectSparkArm(
+            "b", "connect_spark DeltaSink (executor mode, exactly-once)", "DeltaSink",
+            lambda spec: {"delta.table.path": str(spec.work / "table"), "insert.mode": "append"},
+            lambda spec, ids: health.delta_health(spec.work / "table", ids),
+            {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+             "value.converter.schemas.enable": "false"},
+        ),
+        ConnectSparkArm(
+            "c", "connect_spark per-record Python task (executor mode)",
+            "jobs.bench.per_record_sink:PerRecordSinkConnector",
+            lambda spec: {"bench.output.dir": str(spec.work / "out")},
+            lambda spec, ids: health.lines_health(spec.work / "out", ids, health.CSV_ID),
+            _STRING_CONVERTERS,
+        ),
+        KafkaConnectArm(),
+        ConnectSparkArm(
+            "d2", "connect_spark FileStreamSink (executor mode)", "FileStreamSink",
+            lambda spec: {"file": str(spec.work / "out" / "sink.txt")},
+            lambda spec, ids: health.lines_health(spec.work / "out", ids),
+            _STRING_CONVERTERS,
+        ),
+    ]

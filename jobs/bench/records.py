@@ -1,0 +1,41 @@
+"""The benchmark's record: ~215 bytes of JSON with 11 fields, keyed by user.
+
+The same shape feeds every arm; :data:`SPARK_SCHEMA_DDL` is its schema for ``from_json`` (arm a) and
+``ID_FIELD`` is the unique field the health checks count rows and duplicates by.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SPARK_SCHEMA_DDL", "ID_FIELD", "FIELD_COUNT", "record_key", "record_value"]
+
+ID_FIELD = "id"
+
+SPARK_SCHEMA_DDL = (
+    "id BIGINT, user STRING, amount DOUBLE, currency STRING, status STRING, country STRING, "
+    "device STRING, ts BIGINT, campaign STRING, score DOUBLE, note STRING"
+)
+FIELD_COUNT = SPARK_SCHEMA_DDL.count(",") + 1
+
+_STATUSES = ("paid", "pending", "refunded", "failed")
+_COUNTRIES = ("DE", "FR", "NL", "ES", "IT", "PL", "SE", "US")
+_DEVICES = ("mobile", "desktop", "tablet")
+_TEMPLATE = (
+    '{{"id":{id},"user":"user-{user:05d}","amount":{amount:.2f},"currency":"EUR","status":"{status}",'
+    '"country":"{country}","device":"{device}","ts":{ts},"campaign":"autumn-sale-2026",'
+    '"score":{score:.6f},"note":"{note}"}}'
+)
+_NOTE = "benchmark-payload-" + "x" * 2
+
+
+def record_key(i: int) -> bytes:
+    """The record key: its user, so keys repeat (10,000 distinct)."""
+    return b"user-%05d" % (i % 10_000)
+
+
+def record_value(i: int, ts_ms: int = 1_700_000_000_000) -> bytes:
+    """The JSON value of record ``i`` (unique ``id`` = ``i``)."""
+    return _TEMPLATE.format(
+        id=i, user=i % 10_000, amount=(i % 100_000) * 0.37, status=_STATUSES[i % 4],
+        country=_COUNTRIES[i % 8], device=_DEVICES[i % 3], ts=ts_ms + i, score=(i % 997) / 997,
+        note=_NOTE,
+    ).encode()

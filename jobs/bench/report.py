@@ -1,0 +1,206 @@
+"""Results files: ``results.json`` (everything), ``results.md`` (tables), ``results.png`` (plot).
+
+Called by ``jobs/bench_all.py`` (and the smoke test) with the document :func:`jobs.bench.runner.run_benchmark`
+returned; adds the machine, the versions and the targets with their ratios (met or not).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["environment", "targets", "write_results", "markdown"]
+
+#: (name, how to compute it, threshold) — computed from the medians; None when an arm is missing.
+_THROUGHPUT_TARGETS = (
+    ("b ÷ a records/s", ("b", "a"), 1.0),
+    ("d2 ÷ d1 records/s", ("d2", "d1"), 1.5),
+)
+
+
+def environment() -> dict[str, Any]:
+    """Machine and versions, so figures are never read without their context."""
+    import importlib.metadata as md
+
+    from connect_spark.jvm.artifacts import KAFKA_VERSION
+
+    def version(dist: str) -> str | None:
+        try:
+            return md.version(dist)
+        except md.PackageNotFoundError:
+            return None
+
+    cpu_model = ""
+    try:
+        cpu_model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                          if line.startswith("model name")), "")
+    except OSError:
+        pass
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).parent)
+    try:
+        import psutil
+
+        memory_gb = round(psutil.virtual_memory().total / 2**30, 1)
+    except ImportError:
+        memory_gb = None
+    return {
+        "machine": {
+            "platform": platform.platform(), "cpu_model": cpu_model, "logical_cpus": os.cpu_count(),
+            "memory_gb": memory_gb, "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        },
+        "versions": {
+            "python": platform.python_version(), "pyspark": version("pyspark"),
+            "delta-spark": version("delta-spark"), "kafka-python": version("kafka-python"),
+            "pyarrow": version("pyarrow"), "connect-spark": version("connect-spark"),
+            "kafka (broker and Connect)": KAFKA_VERSION,
+            "java": (java.stderr or java.stdout).splitlines()[0] if (java.stderr or java.stdout) else None,
+            "git commit": commit.stdout.strip() or None,
+        },
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's targets with the measured value, the threshold and whether it is met."""
+    arms = results.get("arms", {})
+
+    def rate(key: str) -> float | None:
+        return (arms.get(key, {}).get("summary") or {}).get("records_per_s")
+
+    found = []
+    for name, (num, den), threshold in _THROUGHPUT_TARGETS:
+        value = rate(num) / rate(den) if rate(num) and rate(den) else None
+        found.append({"target": f"{name} ≥ {threshold}", "value": None if value is None else round(value, 3),
+                      "met": None if value is None else value >= threshold})
+    c = rate("c")
+    found.append({"target": "c ≥ 120000 records/s", "value": c, "met": None if c is None else c >= 120_000})
+    lat = results.get("latency", {}).get("b", {}).get("10000", {})
+    for key, limit in (("p50_ms", 1000), ("p99_ms", 3000)):
+        value = lat.get(key)
+        found.append({"target": f"b {key[:3]} ≤ {limit} ms at 10k rec/s", "value": value,
+                      "met": None if value is None else value <= limit})
+    return found
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    lines = ["# connect_spark benchmark", ""]
+    env = doc["environment"]
+    m = env["machine"]
+    lines.append(f"Machine: {m['cpu_model']} ({m['logical_cpus']} logical CPUs), {m['memory_gb']} GB, "
+                 f"{m['platform']}; load average at start {m['load_average_at_start']}.  ")
+    lines.append("Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + ".  ")
+    prefill = doc["results"].get("prefill", {})
+    lines.append(f"Input: {_fmt(prefill.get('records'))} records of ~{prefill.get('avg_record_bytes')} bytes "
+                 f"(key + value) on `{prefill.get('topic')}`, {doc['settings']['partitions']} partitions.  ")
+    lines.append(f"Plan: {json.dumps(doc['plan'])}  ")
+    lines.append(f"Settings: {json.dumps(doc['settings'])}")
+    lines += ["", "## Throughput (median of measured runs; warm-up discarded)", "",
+              "| arm | what | status | records/s | incl. start-up | MB/s | CPU-s / M records | driver peak RSS MB | tree peak RSS MB | output health |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for key, arm in doc["results"]["arms"].items():
+        s = arm.get("summary") or {}
+        runs = [r for r in arm["runs"] if not r.get("warmup")]
+        if runs:
+            last = runs[-1]["health"]
+            health = (f"{'ok' if s.get('health_ok') else 'BAD'}: rows {_fmt(last['rows'])}/{_fmt(last['expected'])}, "
+                      f"dup {last['duplicates']}, files {last['files']}, commits seen {runs[-1].get('commits_seen')}"
+                      + (f", table commits {last['table_commits']}" if last.get("table_commits") is not None else ""))
+        else:
+            health = "–"
+        lines.append(f"| {key} | {arm['label']} | {arm['status']} | {_fmt(s.get('records_per_s'))} | "
+                     f"{_fmt(s.get('wall_records_per_s'))} | {_fmt(s.get('mb_per_s'))} | "
+                     f"{_fmt(s.get('cpu_s_per_million'))} | {_fmt(s.get('driver_peak_rss_mb'))} | "
+                     f"{_fmt(s.get('tree_peak_rss_mb'))} | {health} |")
+    if doc["results"].get("latency"):
+        lines += ["", "## End-to-end latency (produce timestamp → offset seen committed, 1 s trigger / flush)", "",
+                  "| arm | rate asked | rate achieved | records | committed | p50 ms | p99 ms | max ms | health |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for key, by_rate in doc["results"]["latency"].items():
+            for rate, run in by_rate.items():
+                h = run.get("health") or {}
+                lines.append(f"| {key} | {_fmt(int(rate))} | {_fmt(run.get('achieved_rate'))} | {_fmt(run.get('records'))} | "
+                             f"{_fmt(run.get('committed'))} | {_fmt(run.get('p50_ms'))} | {_fmt(run.get('p99_ms'))} | "
+                             f"{_fmt(run.get('max_ms'))} | {'ok' if h.get('ok') else 'BAD'}"
+                             f"{' ERROR ' + run['error'][:120] if run.get('error') else ''} |")
+    lines += ["", "## Targets", "", "| target | measured | met |", "| --- | ---: | --- |"]
+    for t in doc["targets"]:
+        lines.append(f"| {t['target']} | {_fmt(t['value'])} | "
+                     f"{'n/a' if t['met'] is None else 'yes' if t['met'] else 'NO'} |")
+    lines += ["", "Runs (every run, warm-up included) are in `results.json`."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(doc: dict[str, Any], path: Path) -> None:
+    """Throughput per arm (median, min–max) and latency p50/p99 per arm and rate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = doc["results"]["arms"]
+    keys = list(arms)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    medians, lows, highs = [], [], []
+    for key in keys:
+        s = arms[key].get("summary") or {}
+        value = s.get("records_per_s") or 0
+        medians.append(value)
+        lows.append(value - s.get("records_per_s_min", value))
+        highs.append(s.get("records_per_s_max", value) - value)
+    left.bar(keys, medians, yerr=[lows, highs], capsize=4, color="#4878a8")
+    for i, key in enumerate(keys):
+        if not medians[i]:
+            left.text(i, 0, "n/a", ha="center", va="bottom")
+    left.set_title("Throughput (records/s, median, min–max)")
+    left.set_ylabel("records/s")
+    latency = doc["results"].get("latency", {})
+    labels, p50, p99 = [], [], []
+    for key, by_rate in latency.items():
+        for rate, run in by_rate.items():
+            labels.append(f"{key}@{int(rate) // 1000}k")
+            p50.append(run.get("p50_ms") or 0)
+            p99.append(run.get("p99_ms") or 0)
+    if labels:
+        x = range(len(labels))
+        right.bar([i - 0.2 for i in x], p50, width=0.4, label="p50")
+        right.bar([i + 0.2 for i in x], p99, width=0.4, label="p99")
+        right.set_xticks(list(x), labels)
+        right.legend()
+    else:
+        right.text(0.5, 0.5, "no latency runs", ha="center", transform=right.transAxes)
+    right.set_title("End-to-end latency (ms)")
+    right.set_ylabel("ms")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_results(results: dict[str, Any], settings: dict[str, Any], plan: dict[str, Any],
+                  out_dir: Path, environment_info: dict[str, Any] | None = None) -> dict[str, Path]:
+    """Write the three files into ``out_dir``; returns their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = {"environment": environment_info or environment(), "settings": settings, "plan": plan,
+           "results": results}
+    doc["targets"] = targets(results)
+    paths = {"json": out_dir / "results.json", "md": out_dir / "results.md", "png": out_dir / "results.png"}
+    paths["json"].write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    paths["md"].write_text(markdown(doc))
+    plot(doc, paths["png"])
+    return paths
