@@ -6,14 +6,12 @@ from a REST request thread), so the runtime that runs a connector can change wit
 :class:`RunnerHandle` adapts today's :class:`~connect_spark.runtime.connector_runner.ConnectorRunner`
 (``start``/``tick``/``stop``/``state``). Where the runner has no such feature yet it is conservative:
 
-* ``pause()`` stops the runner (final ``pre_commit`` → ``close`` → commit → ``stop``) and keeps the
-  connector registered as PAUSED; ``resume()`` starts a new runner from the committed offsets. Nothing
-  past what ``pre_commit`` returned is skipped, but Kafka Connect keeps the task alive while paused;
-  a runner-level ``pause()``/``resume()`` that keeps the query and holds its partitions will replace this.
+* ``pause()``/``resume()`` are the runner's: the query stops between batches while the tasks stay
+  started with their partitions open, and resumes as a new query generation from where delivery stopped.
 * per-task states: the runner fails as a whole, so every task shows the connector-level outcome (all
   RUNNING, or all FAILED with the same trace). A runner callback per task will replace this.
-* task configs: generated here with the connector class (``start`` → ``task_configs(tasks.max)`` →
-  ``stop`` on a separate instance), as the runner does, until the runner exposes the ones it used.
+* task configs: the runner's once it started; before that generated here with the connector class
+  (``start`` → ``task_configs(tasks.max)`` → ``stop`` on a separate instance), as the runner does.
 """
 
 from __future__ import annotations
@@ -181,14 +179,15 @@ class RunnerHandle:
             raise TaskFailure({task_id: trace for task_id in self.task_ids()}) from e
 
     def pause(self) -> None:
-        # Conservative until the runner can pause: stop it (commits what was safe) and start again on resume.
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            runner.stop()
+        # The runner stops its query between batches and keeps its tasks and their partitions open.
+        if self._runner is not None:
+            self._runner.pause()
 
     def resume(self) -> None:
         if self._runner is None:
             self.start()
+        else:
+            self._runner.resume()
 
     def stop(self, failed: bool = False) -> None:
         runner, self._runner = self._runner, None
@@ -196,6 +195,9 @@ class RunnerHandle:
             runner.stop(failed=failed)
 
     def task_configs(self) -> list[dict[str, str]]:
+        runner = self._runner
+        if runner is not None and runner.task_configs:
+            return [dict(c) for c in runner.task_configs]
         return [dict(c) for c in self._task_configs]
 
     def task_ids(self) -> list[int]:

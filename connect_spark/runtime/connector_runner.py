@@ -142,6 +142,7 @@ class ConnectorRunner:
         self._executor: ExecutorTasks | None = None
         self._frames = False
         self._frame_plan: Any = None
+        self.task_configs: list[dict[str, str]] = []
         self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
         self.batches = 0
@@ -161,6 +162,7 @@ class ConnectorRunner:
             raise ConnectException(f"Connector {self.name} produced no task configurations")
         task_class = self._connector.task_class()
         task_configs = [self._with_topics(dict(c)) for c in task_configs]
+        self.task_configs = [dict(c) for c in task_configs]
         self.execution_mode = self.config.execution_mode(self.worker)
         if self.execution_mode == "executor" and not issubclass(task_class, DataFrameSinkTask):
             self._executor = ExecutorTasks(
@@ -413,6 +415,28 @@ class ConnectorRunner:
         self._failure = error
         self._halt.set()
 
+    def pause(self) -> None:
+        """Stop delivering records (target state PAUSED): the query stops between batches, the tasks stay
+        started with their partitions open, and nothing is committed beyond what ``pre_commit`` returned."""
+        if self.state != ConnectorState.RUNNING:
+            return
+        self.state = ConnectorState.PAUSED  # first: the supervisor's tick must not take the stop for a failure
+        self._stop_query()
+        self._query = None
+        log.info("%s: paused", self.name)
+
+    def resume(self) -> None:
+        """Deliver records again after :meth:`pause`: a new query generation from where delivery stopped
+        (driver mode: the tasks' delivered positions; executor mode: the committed offsets)."""
+        if self.state != ConnectorState.PAUSED:
+            return
+        if self._executor is not None:
+            self._executor.position = dict(self._executor.committed)
+            self._positions = dict(self._executor.committed)
+        self._start_query(self._positions)
+        self.state = ConnectorState.RUNNING
+        log.info("%s: resumed", self.name)
+
     def tick(self) -> bool:
         """Called by the supervisor every few hundred ms. Returns False once the connector has ended.
 
@@ -421,6 +445,8 @@ class ConnectorRunner:
         """
         if self._failure is not None:
             raise self._failure_error()
+        if self.state == ConnectorState.PAUSED:
+            return True
         query = self._query
         if self._restart_from is not None:
             self._stop_query()

@@ -45,3 +45,29 @@ def test_start_connector_raises_on_invalid_configuration(spark, bootstrap_server
         start_connector(spark, {"name": "bad", "connector.class": "RecordingSink", "tasks.max": "abc"},
                         worker=worker_properties(bootstrap_servers, work_dir))
     assert "tasks.max" in str(error.value) and "topics" in str(error.value)
+
+
+def test_pause_holds_new_records_and_resume_delivers_them(spark, bootstrap_servers, topic_name, work_dir):
+    create_topic(bootstrap_servers, topic_name, 1)
+    produce(bootstrap_servers, topic_name, ((0, None, f"v{i}".encode(), []) for i in range(100)))
+    out = Path(work_dir) / "out"
+    worker = worker_properties(bootstrap_servers, work_dir, trigger="300ms", task_execution_mode="executor")
+    query = start_connector(spark, {"name": f"pause-{topic_name}", "connector.class": "RecordingSink",
+                                    "topics": topic_name, "recording.dir": str(out)}, worker=worker)
+    try:
+        runner = query._worker.runners[0]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(read_recorded_records(out)) < 100:
+            time.sleep(0.3)
+        runner.pause()
+        assert runner.state == "PAUSED" and query.isActive
+        produce(bootstrap_servers, topic_name, ((0, None, f"v{i}".encode(), []) for i in range(100, 150)))
+        time.sleep(3)
+        assert len(read_recorded_records(out)) == 100
+        runner.resume()
+        while time.monotonic() < deadline and len(read_recorded_records(out)) < 150:
+            time.sleep(0.3)
+        assert [r["offset"] for r in read_recorded_records(out)] == list(range(150))
+    finally:
+        query.stop(timeout=120)
+    assert query.succeeded
