@@ -20,9 +20,11 @@ Consumed offsets are *not* part of the output: the runtime computes them from th
 (:func:`consumed_offsets`, ``max(offset) + 1`` per topic-partition), which covers rows dropped by a
 ``Filter`` as well as good and fallback rows.
 
-Data-dependent pieces (a JsonConverter's schema) are resolved per batch by one small aggregation
-each (distinct schema strings with their counts); callers should persist the raw batch first when it
-is read more than once. Only the Spark entry point is implemented (no ``apply_arrow``).
+Data-dependent pieces (a JsonConverter's shape or schema) are resolved per batch from a sample of
+its first ``SAMPLE_ROWS`` rows (one small job each); rows that differ fall back. Every JSON value is
+parsed once per row: the split projection carries a nondeterministic column the filters read, so
+Spark cannot re-inline the parse into them. Callers should persist the raw batch first when it is
+read more than once (good and fallback each read it). Only the Spark entry point is implemented (no ``apply_arrow``).
 
 Coverage: key/value converters ByteArrayConverter, StringConverter (UTF-8), JsonConverter (with and
 without ``schemas.enable``); header converters of any kind (headers stay raw in a frame); transforms
