@@ -20,9 +20,11 @@ Consumed offsets are *not* part of the output: the runtime computes them from th
 (:func:`consumed_offsets`, ``max(offset) + 1`` per topic-partition), which covers rows dropped by a
 ``Filter`` as well as good and fallback rows.
 
-Data-dependent pieces (a JsonConverter's schema) are resolved per batch by one small aggregation
-each (distinct schema strings with their counts); callers should persist the raw batch first when it
-is read more than once. Only the Spark entry point is implemented (no ``apply_arrow``).
+Data-dependent pieces (a JsonConverter's shape or schema) are resolved per batch from a sample of
+its first ``SAMPLE_ROWS`` rows (one small job each); rows that differ fall back. Every JSON value is
+parsed once per row: the split projection carries a nondeterministic column the filters read, so
+Spark cannot re-inline the parse into them. Callers should persist the raw batch first when it is
+read more than once (good and fallback each read it). Only the Spark entry point is implemented (no ``apply_arrow``).
 
 Coverage: key/value converters ByteArrayConverter, StringConverter (UTF-8), JsonConverter (with and
 without ``schemas.enable``); header converters of any kind (headers stay raw in a frame); transforms
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -75,6 +78,7 @@ log = logging.getLogger(__name__)
 
 _OK = "__columnar_ok"
 _KEEP = "__columnar_keep"
+_BARRIER = "__columnar_barrier"
 
 
 NotVectorizable = variant_schema.NotVectorizable
@@ -156,6 +160,10 @@ def _json_text(name: str) -> tuple["Column", "Column", "Column"]:
     return c.cast("string"), c.isNull() | (F.length(c) == 0), F.expr(f"is_valid_utf8(`{name}`)")
 
 
+#: Rows a JSON converter samples (from the head of the batch) to pick the batch's shape or schema.
+SAMPLE_ROWS = 1000
+
+
 def _dominant(raw: "DataFrame", key: "Column") -> list[tuple[str, int]]:
     """Distinct non-null values of ``key`` over the batch with their counts, most frequent first."""
     from pyspark.sql import functions as F
@@ -165,23 +173,27 @@ def _dominant(raw: "DataFrame", key: "Column") -> list[tuple[str, int]]:
 
 
 class _SchemalessJson(_ColumnConverter):
-    """``schemas.enable=false``: the batch's most frequent JSON shape (``schema_of_variant``) wins.
+    """``schemas.enable=false``: the most frequent JSON shape (``schema_of_variant``) of a sample wins.
 
-    A row converts exactly when its own shape is that shape: same keys, no nulls where the shape has
-    a type, integers where it has BIGINT, fractions where it has DECIMAL/DOUBLE (both FLOAT64, as the
-    per-record converter reads them). Shapes whose values cannot be told apart after parsing (arrays
-    mixing integers and fractions, arrays of objects, integers beyond 64 bits) are never chosen.
+    The shape is chosen on the first :data:`SAMPLE_ROWS` rows (one small job); every row is then
+    checked against it. A row converts exactly when its own shape is that shape: same keys, no nulls
+    where the shape has a type, integers where it has BIGINT, fractions where it has DECIMAL/DOUBLE
+    (both FLOAT64, as the per-record converter reads them). Shapes whose values cannot be told apart
+    after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
+    are never chosen. The parse and the shape appear once per row in the projection (Spark's common
+    subexpression elimination evaluates them once).
     """
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        text, empty, utf8 = _json_text(name)
+        _, empty, utf8 = _json_text(name)
         parsed = F.expr(f"try_parse_json(cast(`{name}` as string))")
         shape = variant_schema.normalized(F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))"))
         usable = None
-        for candidate, _ in _dominant(raw.where(F.expr(f"is_valid_utf8(`{name}`)")), shape):
+        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
+        for candidate, _ in _dominant(sample, shape):
             if candidate == "VOID":
                 continue
             try:
@@ -193,38 +205,108 @@ class _SchemalessJson(_ColumnConverter):
             null_part = Part(F.lit(None).cast("string"), None, None, T.StringType())
             return null_part, empty | (utf8 & (shape == F.lit("VOID")))
         candidate, spark_type = usable
-        column = F.when(empty | (shape == F.lit("VOID")), F.lit(None).cast(spark_type)).otherwise(
+        column = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
             parsed.cast(spark_type))
-        del text
         return (Part(column, None, None, spark_type),
                 empty | (utf8 & shape.isin(candidate, "VOID")))
 
 
-class _EnvelopeJson(_ColumnConverter):
-    """``schemas.enable=true``: one JSON schema per batch (the most frequent ``schema`` part).
+_ENVELOPE_HEAD = re.compile(r'\s*\{\s*"schema"\s*:\s*')
+_ENVELOPE_MIDDLE = re.compile(r'\s*,\s*"payload"\s*:\s*')
 
-    A row converts exactly when its envelope has exactly ``schema`` and ``payload``, its schema part
-    equals the batch's, the payload parsed to the Spark type re-serializes to the same JSON
-    (``to_json`` vs ``get_json_object``, so no lenient coercion went unnoticed), and required fields
-    are non-null. Only STRUCT schemas are vectorized; Decimal and maps with non-string keys are not.
+
+def envelope_prefix(text: str) -> tuple[str, Any] | None:
+    """``(prefix, schema JSON)`` of an envelope written schema first, or ``None``.
+
+    The prefix is the exact text up to the payload value (``{"schema":<schema>,"payload":``, with
+    the writer's spacing); rows starting with it carry byte for byte the same schema.
+    """
+    head = _ENVELOPE_HEAD.match(text)
+    if head is None:
+        return None
+    try:
+        schema, end = json.JSONDecoder().raw_decode(text, head.end())
+    except ValueError:
+        return None
+    middle = _ENVELOPE_MIDDLE.match(text, end)
+    return None if middle is None else (text[:middle.end()], schema)
+
+
+class _EnvelopeJson(_ColumnConverter):
+    """``schemas.enable=true``: one JSON schema per batch, the most frequent of a sample.
+
+    Fast form (envelopes written schema first, as Kafka's JsonConverter does): the sample's most
+    frequent *prefix* ``{"schema":<schema>,"payload":`` is found on the driver, and a row converts
+    exactly when it starts with that prefix (same schema, compared as bytes), ends with ``}``, its
+    payload text (between the two) parsed to the Spark type re-serializes to the same JSON (so no
+    lenient coercion went unnoticed; text spaced differently is compared with ``get_json_object``
+    and the envelope's keys checked instead) and required fields are non-null. Other layouts use the
+    generic form: the batch's most frequent ``schema`` part, the envelope parsed per row. Only STRUCT
+    schemas are vectorized; Decimal and maps with non-string keys are not.
     """
 
     def __init__(self, converter: JsonConverter) -> None:
         self.converter = converter
 
+    def _schema(self, schema_json: Any) -> tuple[Schema, Any]:
+        schema = self.converter.as_connect_schema(schema_json)
+        if schema is None or schema.type is not Type.STRUCT:
+            raise NotVectorizable(f"payload schema is not a struct: {schema}")
+        return schema, _json_parse_type(schema)
+
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        from pyspark.sql import functions as F
+
+        prefixes: dict[str, int] = {}
+        schemas: dict[str, Any] = {}
+        rows = raw.select(name).where(F.col(name).isNotNull()).limit(SAMPLE_ROWS).collect()
+        for row in rows:
+            try:
+                found = envelope_prefix(bytes(row[0]).decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+            if found is not None:
+                prefixes[found[0]] = prefixes.get(found[0], 0) + 1
+                schemas[found[0]] = found[1]
+        if not prefixes:
+            return self._generic(raw, name)
+        prefix = max(prefixes, key=lambda p: prefixes[p])
+        try:
+            schema, parse_type = self._schema(schemas[prefix])
+        except Exception as e:
+            log.info("JSON schema of this batch is not vectorizable (%s); using the per-record path", e)
+            return self._generic(raw, name)
+        text, empty, utf8 = _json_text(name)
+        start = len(prefix) + 1
+        payload_text = text.substr(F.lit(start), F.length(text) - start)
+        # an option (the default mode) keeps Spark from splitting the parse into one pruned
+        # from_json per field the checks read (it only prunes option-less from_json)
+        payload = F.from_json(payload_text, parse_type, {"mode": "PERMISSIVE"})
+        column, guard = _json_to_frame(payload, schema)
+        serialized = F.to_json(payload, {"ignoreNullFields": "false"})
+        same_json = (serialized == payload_text) | (
+            (serialized == F.get_json_object(text, "$.payload"))
+            & (F.array_sort(F.json_object_keys(text)) == F.array(F.lit("payload"), F.lit("schema"))))
+        checks = [text.startswith(prefix), text.endswith("}"), payload.isNotNull(), same_json]
+        if guard is not None:
+            checks.append(guard)
+        ok = utf8
+        for check in checks:
+            ok = ok & F.coalesce(check, F.lit(False))
+        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, to_spark_type(schema)),
+                empty | ok)
+
+    def _generic(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
         text, empty, utf8 = _json_text(name)
         schema_text = F.get_json_object(text, "$.schema")
         tombstone = Part(F.lit(None).cast("string"), None, None, T.StringType())
-        for candidate, _ in _dominant(raw.where(F.expr(f"is_valid_utf8(`{name}`)")), schema_text)[:1]:
+        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
+        for candidate, _ in _dominant(sample, schema_text)[:1]:
             try:
-                schema = self.converter.as_connect_schema(json.loads(candidate))
-                if schema is None or schema.type is not Type.STRUCT:
-                    raise NotVectorizable(f"payload schema is not a struct: {schema}")
-                parse_type = _json_parse_type(schema)
+                schema, parse_type = self._schema(json.loads(candidate))
             except Exception as e:
                 log.info("JSON schema of this batch is not vectorizable (%s); using the per-record path", e)
                 break
@@ -535,15 +617,19 @@ class ColumnarPlan:
             record.headers.alias("__headers"),
             record.ok.alias(_OK),
             record.keep.alias(_KEEP),
+            # nondeterministic, so the optimizer keeps the filters below above this projection
+            # instead of re-inlining its expensive expressions (JSON parsing) into them
+            F.spark_partition_id().alias(_BARRIER),
         )
-        good = staged.where(F.col(_OK) & F.col(_KEEP)).select(
+        barrier = F.col(_BARRIER) >= 0  # always true; referenced so that the column stays
+        good = staged.where(F.col(_OK) & F.col(_KEEP) & barrier).select(
             F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), "offset",
             F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
             F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
             F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
             F.col("offset").alias("original_offset"),
         )
-        fallback = staged.where(~F.col(_OK)).select(*RAW_COLUMNS)
+        fallback = staged.where(~F.col(_OK) & barrier).select(*RAW_COLUMNS)
         return PlanOutput(good, fallback, record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema,
                           self.header_converter)
 

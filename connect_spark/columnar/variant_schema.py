@@ -34,9 +34,8 @@ def normalized(shape: Any) -> Any:
     """
     from pyspark.sql import functions as F
 
-    shape = F.regexp_replace(shape, r"DECIMAL\((\d+),[1-9]\d*\)", "FRACTION")
-    shape = F.regexp_replace(shape, r"DECIMAL\(([0-9]|1[0-8]),0\)", "FRACTION")
-    return F.regexp_replace(shape, r"\bDOUBLE\b", "FRACTION")
+    # one pass: a replacement never creates another match
+    return F.regexp_replace(shape, r"DECIMAL\(\d+,[1-9]\d*\)|DECIMAL\((?:[0-9]|1[0-8]),0\)|\bDOUBLE\b", "FRACTION")
 
 
 def _tokens(text: str) -> list[str]:

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.api.task import SinkTask
+from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
 from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
@@ -182,6 +183,7 @@ class _CachedTask:
         self.spec = spec
         self.worker_task = self._worker_task({})
         self.worker_task.start()
+        self.frames = ArrowFrameBuilder.for_converter(self.plugins.converter) if isinstance(self.task, ArrowSinkTask) else None
 
     def _raw_of(self, record: Any) -> Any:
         return self.raw_index.get((record.original_topic, record.original_kafka_partition,
@@ -303,23 +305,47 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
 
 def _deliver(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
              result: GenerationResult) -> None:
+    if isinstance(cached.task, ArrowSinkTask):
+        _deliver_arrow(cached, worker_task, batch, result)
+        return
     converted = cached.plugins.converter.convert(raw_records(batch))
     cached.raw_index = converted.raw_by_coordinates
     started = time.perf_counter()
-    if isinstance(cached.task, ArrowSinkTask):
-        from connect_spark.columnar.records import records_to_frame
-
-        table = records_to_frame(converted.records)
-        delivered = worker_task.deliver_call(lambda: cached.task.put_arrow(table), converted.consumed)
-        retry = lambda: worker_task.deliver_call(lambda: cached.task.put_arrow(table), {})  # noqa: E731
-    else:
-        delivered = worker_task.deliver(converted.records, converted.consumed)
-        retry = worker_task.redeliver
+    delivered = worker_task.deliver(converted.records, converted.consumed)
     while not delivered:
         time.sleep(worker_task.retry_backoff_ms() / 1000.0)
-        delivered = retry()
+        delivered = worker_task.redeliver()
     result.put_seconds += time.perf_counter() - started
     result.records_put += len(converted.records)
+
+
+def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
+                   result: GenerationResult) -> None:
+    """One ``put_arrow``: the frame built by Arrow when the converters allow it, else from records."""
+    table = cached.frames.build(batch) if cached.frames is not None else None
+    if table is not None:
+        consumed = _next_offsets(batch)
+    else:
+        from connect_spark.columnar.records import records_to_frame
+
+        converted = cached.plugins.converter.convert(raw_records(batch))
+        cached.raw_index = converted.raw_by_coordinates
+        consumed = converted.consumed
+        table = records_to_frame(converted.records, cached.plugins.converter.header_converter)
+    started = time.perf_counter()
+    put = lambda: cached.task.put_arrow(table)  # noqa: E731
+    delivered = worker_task.deliver_call(put, consumed)
+    while not delivered:
+        time.sleep(worker_task.retry_backoff_ms() / 1000.0)
+        delivered = worker_task.deliver_call(put, {})
+    result.put_seconds += time.perf_counter() - started
+    result.records_put += table.num_rows
+
+
+def _next_offsets(batch: pa.RecordBatch) -> dict[TopicPartition, int]:
+    offsets: dict[TopicPartition, int] = {}
+    _note_seen(batch, offsets)
+    return offsets
 
 
 def _note_seen(batch: pa.RecordBatch, seen: dict[TopicPartition, int]) -> None:
@@ -329,6 +355,11 @@ def _note_seen(batch: pa.RecordBatch, seen: dict[TopicPartition, int]) -> None:
                                       grouped.column("offset_max").to_pylist()):
         tp = TopicPartition(topic, partition)
         seen[tp] = max(seen.get(tp, 0), last + 1)
+
+
+def _partitions_in(batch: pa.RecordBatch) -> set[TopicPartition]:
+    pairs = pa.Table.from_batches([batch]).select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    return {TopicPartition(t, p) for t, p in zip(pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist())}
 
 
 def _deliverable(
@@ -342,7 +373,9 @@ def _deliverable(
     topics = batch.column("topic")
     partitions = batch.column("partition")
     offsets = batch.column("offset")
-    present = {TopicPartition(t, p) for t, p in zip(topics.to_pylist(), partitions.to_pylist())}
+    present = _partitions_in(batch)
+    if all(tp in positions and tp not in excluded and tp not in lower_bounds for tp in present):
+        return batch
     keep = None
     for tp in present:
         in_tp = pc.and_(pc.equal(topics, tp.topic), pc.equal(partitions, tp.partition))
@@ -391,6 +424,10 @@ def group_by_task(batches: Iterator[pa.RecordBatch], task_of: Mapping[TopicParti
     pending: list[tuple[int, pa.RecordBatch]] = []
 
     def slices(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
+        owners = {task_of.get(tp, default_task) for tp in _partitions_in(batch)}
+        if len(owners) == 1:  # the common case: one task's rows only, no per-row work
+            yield owners.pop(), batch
+            return
         ids = [task_of.get(TopicPartition(t, p), default_task)
                for t, p in zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist())]
         start = 0
