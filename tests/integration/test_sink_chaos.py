@@ -93,10 +93,16 @@ def _published_files(out: Path, topic: str) -> list[tuple[int, int, int, Path]]:
     return sorted(files)
 
 
-def _progress(append_table: Path, files_out: Path, topic: str) -> int:
-    log = append_table / "_delta_log"
-    commits = len(list(log.glob("*.json"))) if log.exists() else 0
-    return commits + len(_published_files(files_out, topic))
+def _delta_commits(*tables: Path) -> int:
+    return sum(len(list((t / "_delta_log").glob("*.json"))) if (t / "_delta_log").exists() else 0 for t in tables)
+
+
+def _progress(kill: int, append_table: Path, upsert_table: Path, files_out: Path, topic: str) -> int:
+    """What the run has written so far: Delta commits on even kills, published files on odd ones, so the
+    kills land in the middle of both sinks' work."""
+    if kill % 2 == 0:
+        return _delta_commits(append_table, upsert_table)
+    return len(_published_files(files_out, topic))
 
 
 def _check_files_commits(files, committed: dict[TopicPartition, int], produced: Produced, topic: str, when: str):
@@ -147,18 +153,23 @@ def test_delta_and_parquet_sinks_survive_five_kill_minus_nine(spark, bootstrap_s
     for kill in range(KILLS):
         proc = _start_cli(worker, connectors, work, f"cli-{kill}.log")
         try:
-            before = _progress(append_table, files_out, topic_name)
-            deadline = time.monotonic() + 240
-            while time.monotonic() < deadline and _progress(append_table, files_out, topic_name) <= before:
+            progress = (kill, append_table, upsert_table, files_out, topic_name)
+            before = _progress(*progress)
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and _progress(*progress) <= before:
                 assert proc.poll() is None, (work / f"cli-{kill}.log").read_text(errors="replace")[-3000:]
                 time.sleep(0.3)
-            assert _progress(append_table, files_out, topic_name) > before, f"run {kill} wrote nothing in 240 s"
+            assert _progress(*progress) > before, f"run {kill} wrote nothing in 300 s"
             time.sleep(rng.uniform(0.0, 4.0))
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(60)
         _check_files_commits(_published_files(files_out, topic_name), committed_offsets(worker, files["name"]),
                              produced, topic_name, f"after kill {kill}")
+        print(f"kill {kill} at {time.monotonic() - started:.0f} s: {_delta_commits(append_table, upsert_table)} "
+              f"Delta commits, {len(_published_files(files_out, topic_name))} files, committed "
+              + ", ".join(f"{c['name'].split('-')[0]}={sum(committed_offsets(worker, c['name']).values())}"
+                          for c in connectors))
     feeding.join(600)
     assert not feeding.is_alive()
     killed_at = time.monotonic() - started
