@@ -131,3 +131,81 @@ def test_local_cluster_tasks_run_on_two_executor_jvms_and_see_only_their_partiti
     assert len(jvms_of_puts) >= 2, f"puts ran under only {jvms_of_puts} of executor JVMs {sorted(jvms_seen)}"
 
     assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
+
+
+def _wait_for_put_written(out, task_ids, process, timeout_s):
+    """The first ``put`` call (with its records on disk) of any of ``task_ids``, while the CLI runs."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the run ended before any put was seen"
+        for task_id in task_ids:
+            puts = [c for c in read_recorded_calls(out, task_id) if c["call"] == "put" and c["count"]]
+            if puts and (out / f"task-{task_id}" / "records.jsonl").exists():
+                return puts[0]
+        time.sleep(0.2)
+    raise AssertionError("no put started in time")
+
+
+def _parent_pid(pid):
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
+        bootstrap_servers, topic_name, work_dir):
+    total, partitions, tasks = 2_000, 4, 2
+    _fill(bootstrap_servers, topic_name, total, partitions)
+    out = Path(work_dir) / "out"
+    name = f"kill-{topic_name}"
+    worker = _cluster_worker(bootstrap_servers, work_dir, **{"spark.task.maxFailures": "4"})
+    connector = _connector(name, topic_name, out, tasks_max=tasks, recording_put_delay_ms=4000)
+    process = _start(worker, connector, work_dir)
+    try:
+        put = _wait_for_put_written(out, range(tasks), process, RUN_TIMEOUT_S)
+        victim = _parent_pid(put["ppid"])  # python worker -> PySpark daemon -> executor JVM
+        assert victim in executor_jvms(process.pid), f"{victim} is not an executor JVM of the driver"
+        os.kill(victim, signal.SIGKILL)
+        process.wait(RUN_TIMEOUT_S)
+        assert process.returncode == 0, _log_tail(work_dir)
+    finally:
+        _stop(process)
+
+    records = read_recorded_records(out)
+    delivered = Counter((r["partition"], r["offset"]) for r in records)
+    expected = {(p, o) for p in range(partitions) for o in range(total // partitions)}
+    assert set(delivered) == expected, "records lost (or unknown ones delivered)"
+    assert any(n > 1 for n in delivered.values()), "the killed task's batch was not delivered again"
+    assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
+
+
+def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic_name, work_dir):
+    from connect_spark.jvm import DELTA, SPARK_KAFKA, jar_paths
+
+    total, partitions = 3_000, 2
+    _fill(bootstrap_servers, topic_name, total, partitions)
+    out = Path(work_dir) / "out"
+    name = f"submit-{topic_name}"
+    worker = worker_properties(bootstrap_servers, work_dir, task_execution_mode="executor")
+    worker["spark.ui.enabled"] = "false"
+    connector = _connector(name, topic_name, out, tasks_max=2)
+    properties = cli_command(worker, connector, work_dir, available_now=True)[-3:]  # --available-now w c
+    jars = ",".join(str(p) for s in (SPARK_KAFKA, DELTA) for p in jar_paths(s))
+    env = {**os.environ, **_child_env(), "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_DRIVER_PYTHON": sys.executable}
+    with StandaloneCluster(Path(work_dir) / "cluster", cores=1, memory="1g", env=_child_env()) as cluster:
+        command = [str(spark_submit()), "--master", cluster.master_url, "--deploy-mode", "client",
+                   "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+                   "--conf", "spark.executor.memory=512m", "--conf", f"spark.pyspark.python={sys.executable}",
+                   "--jars", jars, str(REPO / "jobs" / "connect_standalone.py"), *properties]
+        with open(Path(work_dir) / "submit.log", "ab") as log:
+            submitted = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT_S)
+        assert submitted.returncode == 0, _log_tail(work_dir, "submit.log")
+        assert "app-" in cluster.log_text("master.log"), "the application never registered with the master"
+        launched = list((cluster.work_dir / "worker").glob("app-*/*/stderr"))
+        assert launched, "the standalone worker launched no executor"
+
+    records = read_recorded_records(out)
+    assert sorted((r["partition"], r["offset"]) for r in records) == \
+        [(p, o) for p in range(partitions) for o in range(total // partitions)]
+    assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
