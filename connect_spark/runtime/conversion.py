@@ -141,20 +141,35 @@ class RecordConverter:
         return ConvertedBatch(records, consumed, by_coordinates)
 
     def convert_one(self, raw: RawRecord) -> SinkRecord | None:
-        """Convert and transform one record; ``None`` when it was dropped or tolerated."""
+        """Convert and transform one record; ``None`` when it was dropped or tolerated.
+
+        Each stage is first called directly; only when it raises does the error handler run it again
+        with the ``errors.*`` policy (retries, tolerance, reporting). Stages are pure functions of the
+        record, so the replay is what Connect's handler would have seen, and the common path pays no
+        wrapper per stage.
+        """
         execute = self.errors.execute
-        consumed_headers = raw_headers(raw)
-        key = execute(Stage.KEY_CONVERTER, self._key_class,
-                      lambda: self._key_to_connect(raw.topic, raw.key, consumed_headers), raw)
-        if key is None:
-            return None
-        value = execute(Stage.VALUE_CONVERTER, self._value_class,
-                        lambda: self._value_to_connect(raw.topic, raw.value, consumed_headers), raw)
-        if value is None:
-            return None
-        headers = execute(Stage.HEADER_CONVERTER, self._header_class, lambda: self._convert_headers(raw), raw)
-        if headers is None:
-            return None
+        consumed_headers = raw_headers(raw) if raw.headers else Headers()
+        try:
+            key = self._key_to_connect(raw.topic, raw.key, consumed_headers)
+        except Exception:
+            key = execute(Stage.KEY_CONVERTER, self._key_class,
+                          lambda: self._key_to_connect(raw.topic, raw.key, consumed_headers), raw)
+            if key is None:
+                return None
+        try:
+            value = self._value_to_connect(raw.topic, raw.value, consumed_headers)
+        except Exception:
+            value = execute(Stage.VALUE_CONVERTER, self._value_class,
+                            lambda: self._value_to_connect(raw.topic, raw.value, consumed_headers), raw)
+            if value is None:
+                return None
+        try:
+            headers = self._convert_headers(raw)
+        except Exception:
+            headers = execute(Stage.HEADER_CONVERTER, self._header_class, lambda: self._convert_headers(raw), raw)
+            if headers is None:
+                return None
         timestamp = raw.timestamp
         if timestamp is not None and timestamp < 0:
             if timestamp != -1:
@@ -177,9 +192,14 @@ class RecordConverter:
         chain = self.chain
         for index, executing_class in enumerate(self._stage_classes):
             current = record
-            record = execute(Stage.TRANSFORMATION, executing_class,
-                             lambda: _Dropped.wrap(chain.apply_stage(index, current)), raw)
-            if record is None or record is _Dropped.DROPPED:
+            try:
+                record = chain.apply_stage(index, current)
+            except Exception:
+                record = execute(Stage.TRANSFORMATION, executing_class,
+                                 lambda: _Dropped.wrap(chain.apply_stage(index, current)), raw)
+                if record is _Dropped.DROPPED:
+                    return None
+            if record is None:
                 return None
         return record
 
