@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-__all__ = ["StandaloneCluster", "spark_home", "spark_submit", "free_port", "descendants", "executor_jvms",
+__all__ = ["StandaloneCluster", "spark_home", "spark_submit", "free_port", "parent_pid", "descendants", "executor_jvms",
            "EXECUTOR_MAIN_CLASS"]
 
 #: The main class of an executor JVM (standalone and local-cluster).
@@ -55,7 +55,8 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def _parent(pid: int) -> int | None:
+def parent_pid(pid: int) -> int | None:
+    """The parent of ``pid``, or ``None`` when it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -69,7 +70,7 @@ def descendants(pid: int) -> list[int]:
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            parent = _parent(int(entry))
+            parent = parent_pid(int(entry))
             if parent is not None:
                 parents[int(entry)] = parent
     found: list[int] = []

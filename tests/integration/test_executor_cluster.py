@@ -20,7 +20,7 @@ from connect_spark.testing.harness import cli_command, committed_offsets, start_
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 from connect_spark.testing.recording import read_recorded_calls, read_recorded_records
 from connect_spark.testing.spark_cluster import (
-    StandaloneCluster, descendants, executor_jvms, spark_home, spark_submit,
+    StandaloneCluster, descendants, executor_jvms, parent_pid, spark_home, spark_submit,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -146,11 +146,6 @@ def _wait_for_put_written(out, task_ids, process, timeout_s):
     raise AssertionError("no put started in time")
 
 
-def _parent_pid(pid):
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rindex(")") + 2:].split()[1])
-
-
 def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
         bootstrap_servers, topic_name, work_dir):
     total, partitions, tasks = 2_000, 4, 2
@@ -162,7 +157,7 @@ def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
     process = _start(worker, connector, work_dir)
     try:
         put = _wait_for_put_written(out, range(tasks), process, RUN_TIMEOUT_S)
-        victim = _parent_pid(put["ppid"])  # python worker -> PySpark daemon -> executor JVM
+        victim = parent_pid(put["ppid"])  # python worker -> PySpark daemon -> executor JVM
         assert victim in executor_jvms(process.pid), f"{victim} is not an executor JVM of the driver"
         os.kill(victim, signal.SIGKILL)
         process.wait(RUN_TIMEOUT_S)
