@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["start_connector", "ConnectorQuery"]
+__all__ = ["start_connector", "ConnectorQuery", "settings_from_widgets"]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,38 @@ def _props(source: Mapping[str, Any] | str | None) -> dict[str, str]:
     if isinstance(source, str):
         return dict(load_properties(source))
     return {str(k): str(v) for k, v in source.items()}
+
+
+def settings_from_widgets(dbutils: Any, defaults: Mapping[str, Any], argv: list[str] | None = None) -> dict[str, str]:
+    """A notebook's settings: ``defaults`` overridden by Databricks widgets, or by ``key=value`` arguments.
+
+    Called at the top of a notebook (see ``jobs/notebooks/``). On Databricks, pass the notebook's
+    ``dbutils``: a text widget is declared for every key (its default shown in the UI, and job
+    parameters of the same name filling it) and its value read back. Run as a plain script (no
+    ``dbutils``: pass ``None``), ``key=value`` command-line arguments (``argv``, default ``sys.argv[1:]``)
+    override the defaults instead.
+
+    Raises:
+        ConfigException: an argument is not ``key=value``, or names a key ``defaults`` does not have.
+    """
+    settings = {str(k): str(v) for k, v in defaults.items()}
+    if dbutils is not None:
+        for key, default in settings.items():
+            dbutils.widgets.text(key, default)
+        return {key: str(dbutils.widgets.get(key)) for key in settings}
+    import sys
+
+    from connect_spark.api.errors import ConfigException
+
+    for arg in sys.argv[1:] if argv is None else argv:
+        key, sep, value = arg.partition("=")
+        if not sep:
+            raise ConfigException("a notebook argument must be key=value", "argument", arg)
+        if key not in settings:
+            raise ConfigException(f"not a setting of this notebook (known: {', '.join(sorted(settings))})",
+                                  key, value)
+        settings[key] = value
+    return settings
 
 
 def start_connector(
@@ -135,6 +167,11 @@ class ConnectorQuery:
     def recentProgress(self) -> list[dict]:  # noqa: N802 - Spark's name
         query = self.query
         return query.recentProgress if query is not None else []
+
+    def metrics(self) -> dict | None:
+        """The connector's Kafka Connect metrics and lag (as ``GET /connectors/{name}/metrics`` shows them)."""
+        runners = self._worker.runners
+        return runners[0].metrics() if runners else None
 
     @property
     def status(self) -> dict:

@@ -194,6 +194,12 @@ class RunnerHandle:
         if runner is not None:
             runner.stop(failed=failed)
 
+    def metrics(self) -> dict[str, Any] | None:
+        """The running connector's metrics (``ConnectorRunner.metrics()``), or None when it is not running.
+        Called from REST threads."""
+        runner = self._runner
+        return runner.metrics() if runner is not None else None
+
     def task_configs(self) -> list[dict[str, str]]:
         runner = self._runner
         if runner is not None and runner.task_configs:

@@ -231,6 +231,13 @@ class Herder:
 
     # -- offsets (KIP-875) --------------------------------------------------------------------------
 
+    def connector_metrics(self, name: str) -> dict[str, Any] | None:
+        """The connector's metrics while this worker runs it (None otherwise). Raises NotFoundError."""
+        self.connector_info(name)
+        owned = self._owned.get(name)
+        metrics = getattr(owned.handle, "metrics", None) if owned is not None else None
+        return metrics() if metrics is not None else None
+
     def connector_offsets(self, name: str) -> dict[TopicPartition, int]:
         self.connector_info(name)
         return self.offset_store.read(name)

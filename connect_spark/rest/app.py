@@ -211,6 +211,32 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
         herder.reset_offsets(name)
         return entities.message("The offsets for this connector have been reset successfully")
 
+    # -- metrics (a connect_spark extension: Kafka Connect exposes these over JMX) ----------------------
+
+    @app.get("/connectors/{name}/metrics",
+             summary="Extension: the connector's sink-task and task-error metrics (Kafka's names) and lag")
+    def get_metrics(name: str) -> dict[str, Any]:
+        snapshot = herder.connector_metrics(name)
+        if snapshot is None:
+            status = herder.connector_status(name)
+            return {"connector": name, "state": getattr(status.connector.state, "value", None),
+                    "tasks": {}, "lag": {"partitions": []}, "committed": []}
+        return snapshot
+
+    @app.get("/metrics", summary="Extension: every running connector's metrics in Prometheus text format")
+    def prometheus_metrics() -> Response:
+        from connect_spark.metrics.prometheus import CONTENT_TYPE, render
+
+        snapshots = []
+        for name in herder.connectors():
+            try:
+                snapshot = herder.connector_metrics(name)
+            except NotFoundError:
+                continue
+            if snapshot is not None:
+                snapshots.append(snapshot)
+        return Response(render(snapshots), media_type=CONTENT_TYPE)
+
     # -- plugins -------------------------------------------------------------------------------------
 
     @app.get("/connector-plugins", summary="Installed connectors (and with connectorsOnly=false every plugin)")

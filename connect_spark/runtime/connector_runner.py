@@ -36,6 +36,8 @@ from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
+from connect_spark.metrics.sink_task import SinkTaskMetrics
+from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.dataframe_mode import build_frame_batch
@@ -147,6 +149,9 @@ class ConnectorRunner:
         self.state = ConnectorState.UNASSIGNED
         self.batches = 0
         self.records_read = 0
+        self.committed: dict[TopicPartition, int] = {}  # what the offset store holds (for lag metrics)
+        self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
+        self._executor_metrics = SinkTaskMetrics(clock)  # executor mode: all tasks' totals in one group
 
     # -- start ------------------------------------------------------------------------------
 
@@ -191,6 +196,7 @@ class ConnectorRunner:
                                              self.config.topics_regex)
         partitions = self._directory.partitions()
         committed = self.offset_store.read(self.name)
+        self.committed = dict(committed)
         positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
         log.info("%s: starting from %s (%s mode)", self.name, _fmt(positions) or "(no partitions yet)",
                  self.execution_mode)
@@ -237,6 +243,7 @@ class ConnectorRunner:
 
     def _commit(self, offsets) -> None:
         self.offset_store.write(self.name, offsets, self.config.consumer_group_id)
+        self.committed.update(offsets)
 
     def _client_config(self) -> dict[str, Any]:
         """Kafka client settings for Spark's source, with Kafka's names."""
@@ -284,6 +291,7 @@ class ConnectorRunner:
         else:
             writer = writer.trigger(processingTime=f"{int(self.worker.trigger)} milliseconds")
         self._halt.clear()
+        self._watch_progress()
         self._query = writer.start()
         log.info("%s: query generation %d started (checkpoint %s)", self.name, self._generation, checkpoint)
 
@@ -305,9 +313,12 @@ class ConnectorRunner:
 
     def _process_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
         if self._executor is not None:
+            read_before, put_before = self._executor.records_read, self._executor.records_put
             self._executor.process(batch_df, batch_id)
             self.batches += 1
             self.records_read = self._executor.records_read
+            self._executor_metrics.record_read(self._executor.records_read - read_before)
+            self._executor_metrics.record_sent(self._executor.records_put - put_before)
             return
         if self._frames:
             self._process_frame_batch(batch_df, batch_id)
@@ -337,6 +348,7 @@ class ConnectorRunner:
 
         for task in self._tasks:
             raws = by_task.get(task, [])
+            task.worker_task.metrics.record_read(len(raws))
             converted = task.plugins.converter.convert(iter(raws))
             task.raw_index = converted.raw_by_coordinates
             self._deliver(task, converted.records, converted.consumed)
@@ -353,7 +365,9 @@ class ConnectorRunner:
         try:
             batch = build_frame_batch(self.spark, raw, self._frame_plan, task.plugins.converter)
             self.batches += 1
-            self.records_read += sum(batch.consumed[tp] - batch.first[tp] for tp in batch.consumed)
+            read = sum(batch.consumed[tp] - batch.first[tp] for tp in batch.consumed)
+            self.records_read += read
+            task.worker_task.metrics.record_read(read)
             new = {tp: off for tp, off in batch.first.items() if tp not in self._task_of}
             if new:
                 self._assign_new(new)
@@ -367,6 +381,7 @@ class ConnectorRunner:
                         return
                     time.sleep(min(0.05, max(0.0, deadline - self._clock())))
                 delivered = task.worker_task.deliver_call(put, {})
+            task.worker_task.metrics.record_sent(read)
             self._positions.update(batch.consumed)
             task.worker_task.maybe_commit()
             self._collect_rewinds()
@@ -404,6 +419,45 @@ class ConnectorRunner:
             log.info("%s: re-reading %s in a new query generation", self.name, _fmt(rewinds))
             self._restart_from = {**self._positions, **rewinds}
             self._halt.set()
+
+    # -- metrics ------------------------------------------------------------------------------
+
+    def _watch_progress(self) -> None:
+        """Have the session's progress listener call :meth:`_on_progress` after each batch of our query."""
+        try:
+            from connect_spark.metrics.listener import listener_for
+
+            listener_for(self.spark).register(f"connect-spark-{self.name}", self._on_progress)
+        except Exception as e:  # e.g. a session without listener support: metrics lose the lag, nothing else
+            log.warning("%s: no streaming progress listener (%r); lag metrics come from lastProgress", self.name, e)
+
+    def _on_progress(self, progress: dict[str, Any]) -> None:
+        """Called by Spark's listener thread after each micro-batch: keep the progress, log the progress line."""
+        self.last_progress = progress
+        log.info("%s", progress_line(self.name, progress, dict(self.committed)))
+
+    def metrics(self) -> dict[str, Any]:
+        """The connector's metrics (Kafka Connect's sink-task and task-error names per task, lag per
+        partition); called from REST threads at any time."""
+        progress = self.last_progress
+        if progress is None and self._query is not None:
+            try:
+                progress = self._query.lastProgress
+            except Exception:
+                progress = None
+        tasks: dict[int | str, dict[str, Any]] = {}
+        if self._executor is not None:
+            values = self._executor_metrics.as_dict()
+            values["partition-count"] = len(self._positions)
+            tasks["all"] = values
+        for task in self._tasks:
+            values = task.worker_task.metrics.as_dict()
+            values["partition-count"] = len(task.worker_task.assignment)
+            values["offset-commit-seq-no"] = task.worker_task.commit_seqno
+            values.update(task.plugins.error_handler.metrics.as_dict())
+            tasks[task.worker_task.task_id] = values
+        return connector_snapshot(self.name, self.state, self.execution_mode, self.batches, self.records_read,
+                                  tasks, dict(self.committed), progress)
 
     # -- supervision (main thread) ----------------------------------------------------------
 
@@ -543,6 +597,12 @@ class ConnectorRunner:
                 log.warning("%s: connector stop raised %r", self.name, e)
         if self._directory is not None:
             self._directory.close()
+        try:
+            from connect_spark.metrics.listener import listener_for
+
+            listener_for(self.spark).unregister(f"connect-spark-{self.name}")
+        except Exception:
+            pass
         self.state = ConnectorState.FAILED if failed else ConnectorState.STOPPED
 
 

@@ -357,6 +357,11 @@ def _note_seen(batch: pa.RecordBatch, seen: dict[TopicPartition, int]) -> None:
         seen[tp] = max(seen.get(tp, 0), last + 1)
 
 
+def _partitions_in(batch: pa.RecordBatch) -> set[TopicPartition]:
+    pairs = pa.Table.from_batches([batch]).select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    return {TopicPartition(t, p) for t, p in zip(pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist())}
+
+
 def _deliverable(
     batch: pa.RecordBatch,
     positions: Mapping[TopicPartition, int],
@@ -368,7 +373,9 @@ def _deliverable(
     topics = batch.column("topic")
     partitions = batch.column("partition")
     offsets = batch.column("offset")
-    present = {TopicPartition(t, p) for t, p in zip(topics.to_pylist(), partitions.to_pylist())}
+    present = _partitions_in(batch)
+    if all(tp in positions and tp not in excluded and tp not in lower_bounds for tp in present):
+        return batch
     keep = None
     for tp in present:
         in_tp = pc.and_(pc.equal(topics, tp.topic), pc.equal(partitions, tp.partition))
@@ -417,6 +424,10 @@ def group_by_task(batches: Iterator[pa.RecordBatch], task_of: Mapping[TopicParti
     pending: list[tuple[int, pa.RecordBatch]] = []
 
     def slices(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
+        owners = {task_of.get(tp, default_task) for tp in _partitions_in(batch)}
+        if len(owners) == 1:  # the common case: one task's rows only, no per-row work
+            yield owners.pop(), batch
+            return
         ids = [task_of.get(TopicPartition(t, p), default_task)
                for t, p in zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist())]
         start = 0

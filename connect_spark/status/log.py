@@ -129,6 +129,7 @@ class KafkaLog(RecordLog):
             KafkaStoreError,
             TopicTailReader,
             accepted_kwargs,
+            check_authentication,
             ensure_topic,
             kafka_client_kwargs,
         )
@@ -138,6 +139,7 @@ class KafkaLog(RecordLog):
                   "bootstrap_timeout_ms": int(self.timeout_s * 1000)}
         client_id = f"{settings.get('client_id', 'connect-spark')}-{self.topic}"
         try:
+            check_authentication(self._client_config, self.bootstrap_servers, what=f"topic {self.topic}")
             self._admin = KafkaAdminClient(**accepted_kwargs(KafkaAdminClient, {**common, "client_id": f"{client_id}-admin"}))
             ensure_topic(self._admin, self.topic, self.partitions, self.replication_factor, config_key=self.config_key)
             self._producer = KafkaProducer(**accepted_kwargs(KafkaProducer, {
