@@ -55,7 +55,13 @@ class PeakRss:
         me = psutil.Process()
         while not self._stop.is_set():
             self.python = max(self.python, me.memory_info().rss)
-            jvm = sum(c.memory_info().rss for c in me.children(recursive=True) if "java" in c.name())
+            jvm = 0
+            for child in me.children(recursive=True):
+                try:
+                    if "java" in child.name():
+                        jvm += child.memory_info().rss
+                except psutil.NoSuchProcess:  # a child that just ended
+                    continue
             self.jvm = max(self.jvm, jvm)
             time.sleep(0.1)
 
