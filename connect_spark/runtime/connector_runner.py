@@ -522,6 +522,8 @@ class ConnectorRunner:
         if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
             if self._lock.acquire(timeout=0.05):
                 try:
+                    if self._failure is not None:
+                        raise self._failure_error()
                     if self._executor is not None and self._executor.pending_ranges():
                         self._executor.process(None, -1)
                     for task in self._tasks:

@@ -114,7 +114,13 @@ class ExecutorTasks:
                 if tp in self.committed and self.committed[tp] < end and tp not in paused}
 
     def process(self, batch_df: "DataFrame | None", batch_id: int) -> None:
-        """Run one micro-batch (``batch_df`` from ``foreachBatch``; ``None`` = re-deliveries only)."""
+        """Run one micro-batch (``batch_df`` from ``foreachBatch``; ``None`` = re-deliveries only).
+
+        Does nothing once a task failed: the connector is stopping, and nothing may be delivered or
+        committed past the failure.
+        """
+        if self.failure is not None:
+            return
         pending = self.pending_ranges()
         frames = [batch_df] if batch_df is not None else []
         if pending:
