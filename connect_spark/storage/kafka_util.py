@@ -294,6 +294,11 @@ def check_authentication(
         return
     watch = _AuthFailureWatch()
     kafka_log = logging.getLogger("kafka")
+    # kafka-python reports the reason at levels the worker's logging may filter out: see every record for
+    # the (short) duration of the check, without passing them on to the worker's log.
+    level, propagate = kafka_log.level, kafka_log.propagate
+    kafka_log.setLevel(logging.DEBUG)
+    kafka_log.propagate = False
     kafka_log.addHandler(watch)
     admin = None
     try:
@@ -305,6 +310,8 @@ def check_authentication(
             return  # not an authentication problem: the caller's own clients report it
     finally:
         kafka_log.removeHandler(watch)
+        kafka_log.setLevel(level)
+        kafka_log.propagate = propagate
         if admin is not None:
             admin.close()
     if watch.reason is not None and admin is None:
