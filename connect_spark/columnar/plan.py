@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
 
-__all__ = ["ColumnarPlan", "PlanOutput", "NotVectorizable", "compile_plan", "consumed_offsets"]
+__all__ = ["ColumnarPlan", "PlanOutput", "NotVectorizable", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
 
 log = logging.getLogger(__name__)
 
@@ -644,15 +644,20 @@ def _frame_columns_for_empty() -> list["Column"]:
             F.col("partition").alias("original_partition"), F.col("offset").alias("original_offset")]
 
 
-def consumed_offsets(raw: "DataFrame") -> dict[TopicPartition, int]:
-    """Next offset per topic-partition of a raw batch (``max(offset) + 1``): what the batch consumed.
+def batch_offset_ranges(raw: "DataFrame") -> dict[TopicPartition, tuple[int, int]]:
+    """First offset and next offset (``max + 1``) per topic-partition of a raw batch, in one aggregation.
 
-    Covers good, fallback and filtered rows alike. One aggregation; persist ``raw`` when reused.
+    Covers good, fallback and filtered rows alike; persist ``raw`` when it is read again.
     """
     from pyspark.sql import functions as F
 
-    rows = raw.groupBy("topic", "partition").agg(F.max("offset").alias("m")).collect()
-    return {TopicPartition(r["topic"], r["partition"]): r["m"] + 1 for r in rows}
+    rows = raw.groupBy("topic", "partition").agg(F.min("offset").alias("lo"), F.max("offset").alias("hi")).collect()
+    return {TopicPartition(r["topic"], r["partition"]): (r["lo"], r["hi"] + 1) for r in rows}
+
+
+def consumed_offsets(raw: "DataFrame") -> dict[TopicPartition, int]:
+    """Next offset per topic-partition of a raw batch (``max(offset) + 1``): what the batch consumed."""
+    return {tp: end for tp, (_, end) in batch_offset_ranges(raw).items()}
 
 
 def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,

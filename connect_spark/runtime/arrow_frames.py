@@ -15,12 +15,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.string import StringConverter
 
-__all__ = ["ArrowFrameBuilder", "FRAME_HEADERS_TYPE"]
-
-FRAME_HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+__all__ = ["ArrowFrameBuilder"]
 _UTC_MICROS = pa.timestamp("us", tz="UTC")
 
 

@@ -375,11 +375,8 @@ class ConnectorRunner:
             put = (lambda: task.worker_task.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
             delivered = task.worker_task.deliver_call(put, batch.consumed)
             while not delivered:
-                deadline = self._clock() + task.worker_task.retry_backoff_ms() / 1000.0
-                while self._clock() < deadline:
-                    if self._halt.is_set():
-                        return
-                    time.sleep(min(0.05, max(0.0, deadline - self._clock())))
+                if not self._back_off(task.worker_task):
+                    return
                 delivered = task.worker_task.deliver_call(put, {})
             task.worker_task.metrics.record_sent(read)
             self._positions.update(batch.consumed)
@@ -392,13 +389,19 @@ class ConnectorRunner:
         worker_task = task.worker_task
         delivered = worker_task.deliver(records, consumed)
         while not delivered:
-            deadline = self._clock() + worker_task.retry_backoff_ms() / 1000.0
-            while self._clock() < deadline:
-                if self._halt.is_set():
-                    return
-                time.sleep(min(0.05, max(0.0, deadline - self._clock())))
+            if not self._back_off(worker_task):
+                return
             worker_task.maybe_commit()
             delivered = worker_task.redeliver()
+
+    def _back_off(self, worker_task: WorkerSinkTask) -> bool:
+        """Wait the task's retry back-off after a ``RetriableException``; False when a stop interrupted it."""
+        deadline = self._clock() + worker_task.retry_backoff_ms() / 1000.0
+        while self._clock() < deadline:
+            if self._halt.is_set():
+                return False
+            time.sleep(min(0.05, max(0.0, deadline - self._clock())))
+        return True
 
     def _assign_new(self, first_offsets: dict[TopicPartition, int]) -> None:
         current = {i: set(t.worker_task.assignment) for i, t in enumerate(self._tasks)}

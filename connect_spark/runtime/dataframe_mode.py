@@ -24,7 +24,7 @@ from connect_spark.runtime.conversion import RecordConverter, raw_records
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["FrameBatch", "build_frame_batch", "batch_offsets"]
+__all__ = ["FrameBatch", "build_frame_batch"]
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +38,13 @@ class FrameBatch:
     consumed: dict[TopicPartition, int]
 
 
-def batch_offsets(raw: "DataFrame") -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
-    """First offset and next offset (``max + 1``) per partition of a raw batch, in one aggregation."""
-    from pyspark.sql import functions as F
-
-    rows = raw.groupBy("topic", "partition").agg(F.min("offset").alias("lo"), F.max("offset").alias("hi")).collect()
-    first = {TopicPartition(r["topic"], r["partition"]): r["lo"] for r in rows}
-    consumed = {TopicPartition(r["topic"], r["partition"]): r["hi"] + 1 for r in rows}
-    return first, consumed
-
-
 def build_frame_batch(spark: "SparkSession", raw: "DataFrame", plan: Any, converter: RecordConverter) -> FrameBatch:
     """Convert a persisted raw batch into a record frame (see the module docstring)."""
-    first, consumed = batch_offsets(raw)
+    from connect_spark.columnar.plan import batch_offset_ranges
+
+    ranges = batch_offset_ranges(raw)
+    first = {tp: start for tp, (start, _) in ranges.items()}
+    consumed = {tp: end for tp, (_, end) in ranges.items()}
     if not consumed:
         return FrameBatch(None, {}, {})
     if plan is not None:

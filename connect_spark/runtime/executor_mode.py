@@ -20,6 +20,7 @@ Works under Spark Connect: only DataFrame operations, ``mapInArrow`` and ``colle
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
@@ -27,7 +28,13 @@ import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
-from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
+from connect_spark.runtime.generation import (
+    GenerationResult,
+    GenerationSpec,
+    group_by_task,
+    offset_ranges,
+    run_generation,
+)
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.streaming.source import kafka_batch_options, raw_columns
 
@@ -250,17 +257,12 @@ def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[
 
 
 def _unassigned_result(batches: Iterator[pa.RecordBatch]) -> GenerationResult:
-    import os
-
+    """What rows of partitions without an owner tell the driver: where each starts and how far it was read."""
     result = GenerationResult(UNASSIGNED, pid=os.getpid())
     for batch in batches:
-        topics = batch.column("topic").to_pylist()
-        partitions = batch.column("partition").to_pylist()
-        offsets = batch.column("offset").to_pylist()
-        for topic, partition, offset in zip(topics, partitions, offsets):
-            tp = TopicPartition(topic, partition)
-            result.unassigned[tp] = min(result.unassigned.get(tp, offset), offset)
-            result.seen[tp] = max(result.seen.get(tp, offset + 1), offset + 1)
+        for tp, (first, end) in offset_ranges(batch).items():
+            result.unassigned[tp] = min(result.unassigned.get(tp, first), first)
+            result.seen[tp] = max(result.seen.get(tp, end), end)
         result.records_read += batch.num_rows
         result.records_skipped += batch.num_rows
     return result

@@ -41,7 +41,7 @@ from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
 from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
 
-__all__ = ["GenerationSpec", "GenerationResult", "run_generation", "tp_key", "parse_tp_key"]
+__all__ = ["GenerationSpec", "GenerationResult", "run_generation", "group_by_task", "offset_ranges", "tp_key", "parse_tp_key"]
 
 log = logging.getLogger(__name__)
 
@@ -287,9 +287,11 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
             if batch.num_rows == 0:
                 continue
             result.records_read += batch.num_rows
-            _note_seen(batch, result.seen)
+            ranges = offset_ranges(batch)
+            for tp, (_, end) in ranges.items():
+                result.seen[tp] = max(result.seen.get(tp, 0), end)
             excluded = skipped_partitions | set(cached.context.paused)
-            batch = _deliverable(batch, spec.positions, excluded, lower_bounds, result)
+            batch = _deliverable(batch, ranges, spec.positions, excluded, lower_bounds, result)
             if batch.num_rows == 0:
                 continue
             _deliver(cached, worker_task, batch, result)
@@ -324,7 +326,7 @@ def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.R
     """One ``put_arrow``: the frame built by Arrow when the converters allow it, else from records."""
     table = cached.frames.build(batch) if cached.frames is not None else None
     if table is not None:
-        consumed = _next_offsets(batch)
+        consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
     else:
         from connect_spark.columnar.records import records_to_frame
 
@@ -342,28 +344,20 @@ def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.R
     result.records_put += table.num_rows
 
 
-def _next_offsets(batch: pa.RecordBatch) -> dict[TopicPartition, int]:
-    offsets: dict[TopicPartition, int] = {}
-    _note_seen(batch, offsets)
-    return offsets
-
-
-def _note_seen(batch: pa.RecordBatch, seen: dict[TopicPartition, int]) -> None:
-    table = pa.Table.from_batches([batch]).select(["topic", "partition", "offset"])
-    grouped = table.group_by(["topic", "partition"]).aggregate([("offset", "max")])
-    for topic, partition, last in zip(grouped.column("topic").to_pylist(), grouped.column("partition").to_pylist(),
-                                      grouped.column("offset_max").to_pylist()):
-        tp = TopicPartition(topic, partition)
-        seen[tp] = max(seen.get(tp, 0), last + 1)
-
-
-def _partitions_in(batch: pa.RecordBatch) -> set[TopicPartition]:
-    pairs = pa.Table.from_batches([batch]).select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
-    return {TopicPartition(t, p) for t, p in zip(pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist())}
+def offset_ranges(batch: pa.RecordBatch) -> dict[TopicPartition, tuple[int, int]]:
+    """Per topic-partition of ``batch``: its first offset and the offset after its last, in one Arrow pass."""
+    grouped = (pa.Table.from_batches([batch]).select(["topic", "partition", "offset"])
+               .group_by(["topic", "partition"]).aggregate([("offset", "min"), ("offset", "max")]))
+    return {TopicPartition(topic, partition): (first, last + 1)
+            for topic, partition, first, last in zip(grouped.column("topic").to_pylist(),
+                                                     grouped.column("partition").to_pylist(),
+                                                     grouped.column("offset_min").to_pylist(),
+                                                     grouped.column("offset_max").to_pylist())}
 
 
 def _deliverable(
     batch: pa.RecordBatch,
+    ranges: Mapping[TopicPartition, tuple[int, int]],
     positions: Mapping[TopicPartition, int],
     excluded: set[TopicPartition],
     lower_bounds: Mapping[TopicPartition, int],
@@ -373,14 +367,14 @@ def _deliverable(
     topics = batch.column("topic")
     partitions = batch.column("partition")
     offsets = batch.column("offset")
-    present = _partitions_in(batch)
+    present = ranges.keys()
     if all(tp in positions and tp not in excluded and tp not in lower_bounds for tp in present):
         return batch
     keep = None
     for tp in present:
         in_tp = pc.and_(pc.equal(topics, tp.topic), pc.equal(partitions, tp.partition))
         if tp not in positions:
-            first = pc.min(pc.filter(offsets, in_tp)).as_py()
+            first = ranges[tp][0]
             result.unassigned[tp] = min(result.unassigned.get(tp, first), first)
             drop = in_tp
         elif tp in excluded:
@@ -424,7 +418,7 @@ def group_by_task(batches: Iterator[pa.RecordBatch], task_of: Mapping[TopicParti
     pending: list[tuple[int, pa.RecordBatch]] = []
 
     def slices(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
-        owners = {task_of.get(tp, default_task) for tp in _partitions_in(batch)}
+        owners = {task_of.get(tp, default_task) for tp in offset_ranges(batch)}
         if len(owners) == 1:  # the common case: one task's rows only, no per-row work
             yield owners.pop(), batch
             return
