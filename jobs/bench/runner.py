@@ -70,13 +70,15 @@ def measure_drain(arm: Arm, settings: BenchSettings, spec: RunSpec, end: dict[in
     try:
         drained = watcher.wait_for(end, timeout, alive=launched.alive)
         cpu_at_drain = sampler.snapshot_cpu()
-        if spec.available_now and drained:
+        if spec.available_now and drained and arm.exits_when_drained:
             try:
                 launched.process.wait(120)
             except Exception:
                 pass
     finally:
+        stopping = time.time()
         result["exit_code"] = launched.stop()
+        result["stop_s"] = round(time.time() - stopping, 1)
         usage = sampler.stop()
         watcher.stop()
     timeline = watcher.timeline
