@@ -77,6 +77,12 @@ def _cmd_standalone(args: argparse.Namespace) -> int:
     return run_standalone(args.worker, args.connectors, available_now=args.available_now)
 
 
+def _cmd_distributed(args: argparse.Namespace) -> int:
+    from connect_spark.herder.distributed import run_distributed
+
+    return run_distributed(args.worker)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="connect-spark", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -90,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("worker", metavar="WORKER.properties")
     standalone.add_argument("connectors", metavar="CONNECTOR.properties", nargs="+")
     standalone.set_defaults(func=_cmd_standalone)
+
+    distributed = sub.add_parser(
+        "distributed", help="run a long-lived worker with the REST API; connectors are managed through it "
+        "(like connect-distributed)"
+    )
+    distributed.add_argument("worker", metavar="WORKER.properties")
+    distributed.set_defaults(func=_cmd_distributed)
 
     jars = sub.add_parser("jars", help="resolve the pinned JVM jars from Maven Central (once)")
     jars.set_defaults(func=_cmd_jars)

@@ -1,7 +1,9 @@
-"""The end-to-end demo: a local Kafka broker, sample JSON events, Spark's Kafka source, a Delta table.
+"""The end-to-end demo: a local Kafka broker, sample JSON events, the Delta sink connector, a Delta table.
 
-Run with ``connect-spark demo``. Everything is local: the broker binds to 127.0.0.1, Spark runs in
-``local[*]``, and the table is written under ``.data/demo``.
+Run with ``connect-spark demo``. It starts a KRaft broker on 127.0.0.1, produces order events, then runs
+``connect-spark standalone --available-now`` with a worker configuration derived from
+``conf/worker.properties`` (pointing at that broker) and the connector ``conf/delta-sink.properties``
+(exactly-once upserts keyed by ``order_id``), and finally reads the table back with Spark.
 """
 
 from __future__ import annotations
@@ -10,14 +12,29 @@ import json
 import logging
 import random
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-__all__ = ["run_demo", "sample_events"]
+from connect_spark.config.properties import format_properties, load_properties
+
+__all__ = ["run_demo", "sample_events", "demo_configs"]
 
 log = logging.getLogger(__name__)
 
 TOPIC = "demo-orders"
+CONF = Path(__file__).resolve().parents[1] / "conf"
+
+# What conf/delta-sink.properties holds, for installs without the repository's conf/ folder.
+_DELTA_SINK = {
+    "name": "delta-sink", "connector.class": "DeltaSink", "topics": TOPIC,
+    "delta.table.path": ".data/demo/delta/${topic}", "insert.mode": "upsert", "pk.mode": "record_key",
+    "pk.fields": "order_id", "delete.enabled": "true", "auto.evolve": "true",
+    "delta.column.offset": "_kafka_offset", "delta.column.timestamp": "_kafka_timestamp",
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+}
 
 
 def sample_events(count: int, seed: int = 7):
@@ -32,11 +49,27 @@ def sample_events(count: int, seed: int = 7):
             "currency": rng.choice(["EUR", "USD", "GBP"]),
             "status": rng.choice(["created", "paid", "shipped"]),
         }
-        yield None, customer.encode(), json.dumps(event).encode(), [("source", b"connect-spark-demo")]
+        yield None, json.dumps({"order_id": i}).encode(), json.dumps(event).encode(), [("source", b"connect-spark-demo")]
+
+
+def demo_configs(data_dir: Path, bootstrap_servers: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The worker (conf/worker.properties aimed at the demo broker) and the Delta connector configuration."""
+    worker_file, connector_file = CONF / "worker.properties", CONF / "delta-sink.properties"
+    worker = dict(load_properties(worker_file)) if worker_file.exists() else {}
+    worker.update({
+        "bootstrap.servers": bootstrap_servers,
+        "checkpoint.location": str(data_dir / "checkpoints"),
+        "offset.storage.replication.factor": "1",
+        "spark.master": "local[*]",
+        "spark.ui.enabled": "false",
+    })
+    connector = dict(load_properties(connector_file)) if connector_file.exists() else dict(_DELTA_SINK)
+    connector["delta.table.path"] = str(data_dir / "delta" / "${topic}")
+    return worker, connector
 
 
 def run_demo(data_dir: str | Path = ".data/demo", records: int = 10_000) -> int:
-    """Start a broker, produce ``records`` events, drain them into Delta with AvailableNow; return the row count."""
+    """Start a broker, produce ``records`` events, drain them into Delta with the connector; return the row count."""
     from connect_spark.jvm import ensure_resolved
     from connect_spark.localkafka import LocalKafkaBroker
     from connect_spark.spark_session import get_or_create_session
@@ -45,6 +78,7 @@ def run_demo(data_dir: str | Path = ".data/demo", records: int = 10_000) -> int:
     data_dir = Path(data_dir).resolve()
     if data_dir.exists():
         shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
     ensure_resolved()
     with LocalKafkaBroker(data_dir / "kafka") as broker:
         print(f"Kafka broker (KRaft) running at {broker.bootstrap_servers}")
@@ -53,32 +87,26 @@ def run_demo(data_dir: str | Path = ".data/demo", records: int = 10_000) -> int:
         produce(broker.bootstrap_servers, TOPIC, sample_events(records))
         print(f"Produced {records} JSON events to '{TOPIC}' in {time.monotonic() - started:.1f} s")
 
-        spark = get_or_create_session(app_name="connect-spark-demo", conf={"spark.master": "local[*]"})
-        from pyspark.sql import functions as F
-
-        schema = "order_id long, customer string, amount double, currency string, status string"
-        table = data_dir / "delta" / "orders"
-        stream = (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", broker.bootstrap_servers)
-            .option("subscribe", TOPIC)
-            .option("startingOffsets", "earliest")
-            .load()
-            .select(
-                F.from_json(F.col("value").cast("string"), schema).alias("order"),
-                "topic", "partition", "offset", "timestamp",
-            )
-            .select("order.*", "topic", "partition", "offset", "timestamp")
-        )
-        query = (
-            stream.writeStream.format("delta")
-            .option("checkpointLocation", str(data_dir / "checkpoints" / "orders"))
-            .trigger(availableNow=True)
-            .start(str(table))
-        )
-        query.awaitTermination()
-        rows = spark.read.format("delta").load(str(table)).count()
-        print(f"Delta table {table} holds {rows} rows")
+        worker, connector = demo_configs(data_dir, broker.bootstrap_servers)
+        worker_path, connector_path = data_dir / "worker.properties", data_dir / "delta-sink.properties"
+        worker_path.write_text(format_properties(worker))
+        connector_path.write_text(format_properties(connector))
+        command = [sys.executable, "-m", "connect_spark.cli", "standalone", "--available-now",
+                   str(worker_path), str(connector_path)]
+        print("Running: connect-spark standalone --available-now "
+              f"{worker_path} {connector_path}  (conf/delta-sink.properties, table under {data_dir / 'delta'})")
+        started = time.monotonic()
+        code = subprocess.call(command)
+        print(f"connect-spark standalone exited with {code} after {time.monotonic() - started:.1f} s")
+        if code != 0:
+            return -1
+        table = str(data_dir / "delta" / TOPIC)
+        spark = get_or_create_session(app_name="connect-spark-demo", conf={"spark.master": "local[1]",
+                                                                           "spark.ui.enabled": "false"})
+        frame = spark.read.format("delta").load(table)
+        rows = frame.count()
+        print(f"Delta table {table} holds {rows} rows; a few of them:")
+        frame.orderBy("order_id").show(5, truncate=False)
         spark.stop()
     print("Kafka broker stopped")
     return rows

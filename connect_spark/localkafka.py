@@ -5,7 +5,8 @@ Started from the Kafka jars resolved by :mod:`connect_spark.jvm`, exactly as Kaf
 serves the pytest session fixture, the demo and ``connect-spark dev-kafka start|stop``.
 
 It binds to 127.0.0.1 only, on free ports unless told otherwise, with a bounded heap, and answers
-before :meth:`LocalKafkaBroker.start` returns.
+before :meth:`LocalKafkaBroker.start` returns. Given ``sasl_users``, it also serves a SASL_PLAINTEXT
+listener (mechanism PLAIN) for those users, next to its plaintext one (tests of the security settings).
 """
 
 from __future__ import annotations
@@ -60,7 +61,10 @@ class LocalKafkaBroker:
         port: client port (0 = a free port).
         controller_port: KRaft controller port (0 = a free port).
         heap: JVM heap (``-Xmx``/``-Xms``); small by default for 2-core test machines.
-        extra_properties: more ``server.properties`` entries (for example SASL listeners).
+        extra_properties: more ``server.properties`` entries.
+        sasl_users: ``{username: password}`` accepted by an extra SASL_PLAINTEXT listener (mechanism
+            PLAIN) at :attr:`sasl_bootstrap_servers`; ``None`` for no such listener.
+        sasl_port: port of that listener (0 = a free port).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`.
     """
@@ -72,12 +76,16 @@ class LocalKafkaBroker:
         controller_port: int = 0,
         heap: str = "512m",
         extra_properties: dict[str, str] | None = None,
+        sasl_users: dict[str, str] | None = None,
+        sasl_port: int = 0,
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.port = port
         self.controller_port = controller_port
         self.heap = heap
         self.extra_properties = dict(extra_properties or {})
+        self.sasl_users = dict(sasl_users) if sasl_users is not None else None
+        self.sasl_port = sasl_port
         self._process: subprocess.Popen[bytes] | None = None
 
     # -- public -----------------------------------------------------------------------------
@@ -85,6 +93,13 @@ class LocalKafkaBroker:
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_bootstrap_servers(self) -> str:
+        """The SASL_PLAINTEXT (PLAIN) listener's address; only for a broker given ``sasl_users``."""
+        if self.sasl_users is None:
+            raise BrokerError("This broker has no SASL listener: create it with sasl_users={user: password}")
+        return f"127.0.0.1:{self.sasl_port}"
 
     @property
     def log_file(self) -> Path:
@@ -112,7 +127,11 @@ class LocalKafkaBroker:
         java = _java()
         self.port = self.port or free_port()
         self.controller_port = self.controller_port or free_port()
-        for port in (self.port, self.controller_port):
+        ports = [self.port, self.controller_port]
+        if self.sasl_users is not None:
+            self.sasl_port = self.sasl_port or free_port()
+            ports.append(self.sasl_port)
+        for port in ports:
             if _port_in_use(port):
                 raise BrokerError(f"Cannot start the Kafka broker: port 127.0.0.1:{port} is already in use.")
 
@@ -251,10 +270,26 @@ class LocalKafkaBroker:
             "background.threads": "2",
             "log.cleaner.threads": "1",
         }
+        if self.sasl_users is not None:
+            properties.update(self._sasl_properties())
         properties.update(self.extra_properties)
         path = self.data_dir / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
         return path
+
+    def _sasl_properties(self) -> dict[str, str]:
+        """The SASL_PLAINTEXT listener next to PLAINTEXT (brokers still talk to each other in plaintext)."""
+        assert self.sasl_users is not None
+        users = " ".join(f'user_{name}="{_jaas_quoted(password)}"' for name, password in self.sasl_users.items())
+        return {
+            "listeners": (f"PLAINTEXT://127.0.0.1:{self.port},SASL_PLAINTEXT://127.0.0.1:{self.sasl_port},"
+                          f"CONTROLLER://127.0.0.1:{self.controller_port}"),
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+        }
 
     def _write_log4j(self) -> Path:
         path = self.data_dir / "log4j2.properties"
@@ -309,6 +344,11 @@ class LocalKafkaBroker:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+
+def _jaas_quoted(value: str) -> str:
+    """``value`` escaped for a double-quoted JAAS option value."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _accepts_connections(port: int) -> bool:

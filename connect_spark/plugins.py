@@ -106,21 +106,26 @@ def _build_table() -> dict[str, dict[str, str]]:
     add("connector", "connect_spark.connectors.file:FileStreamSinkConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector", "FileStreamSinkConnector", "FileStreamSink")
     add("connector", "connect_spark.connectors.delta:DeltaSinkConnector", "DeltaSinkConnector", "DeltaSink")
+    add("connector", "connect_spark.connectors.files:FilesSinkConnector", "FilesSinkConnector", "FilesSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
-    string = "connect_spark.converters.string:StringConverter"
-    add("converter", string, "org.apache.kafka.connect.storage.StringConverter", "StringConverter")
-    add("converter", "connect_spark.converters.bytearray:ByteArrayConverter",
-        _KAFKA_CONVERTERS + "ByteArrayConverter", "ByteArrayConverter")
-    add("converter", "connect_spark.converters.json:JsonConverter",
-        "org.apache.kafka.connect.json.JsonConverter", "JsonConverter")
+    # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),
+    # so any of them may be named in header.converter too.
+    converters = [
+        ("connect_spark.converters.string:StringConverter", "org.apache.kafka.connect.storage.StringConverter",
+         "StringConverter"),
+        ("connect_spark.converters.bytearray:ByteArrayConverter", _KAFKA_CONVERTERS + "ByteArrayConverter",
+         "ByteArrayConverter"),
+        ("connect_spark.converters.json:JsonConverter", "org.apache.kafka.connect.json.JsonConverter", "JsonConverter"),
+    ]
     for numeric in ("Boolean", "Double", "Float", "Integer", "Long", "Short"):
         name = f"{numeric}Converter"
-        add("converter", f"connect_spark.converters.numeric:{name}", _KAFKA_CONVERTERS + name, name)
-
+        converters.append((f"connect_spark.converters.numeric:{name}", _KAFKA_CONVERTERS + name, name))
+    for target, *names in converters:
+        add("converter", target, *names)
+        add("header_converter", target, *names)
     add("header_converter", "connect_spark.converters.header:SimpleHeaderConverter",
         "org.apache.kafka.connect.storage.SimpleHeaderConverter", "SimpleHeaderConverter")
-    add("header_converter", string, "org.apache.kafka.connect.storage.StringConverter", "StringConverter")
 
     with_variants = {
         "Cast": "cast",

@@ -11,13 +11,16 @@ connector, the key, the value (secrets masked) and what is allowed. In order:
    with their cross-key checks), and check connector names are unique;
 4. check the connectors' ``*.override.*`` keys against the worker's override policy;
 5. resolve every plugin (``connector.class``, the converters, each transform and predicate) through
-   ``connect_spark.plugins``, and validate each plugin's own ``config()`` against its keys.
+   ``connect_spark.plugins``, and validate each plugin's own ``config()`` against its keys (missing
+   required keys, bad regular expressions, bad ``Cast`` specs, ...; messages name the full key), and
+   report ``transforms.<alias>.*`` / ``predicates.<alias>.*`` keys whose alias is not listed.
 
 Nothing here imports pyspark; plugin modules are imported (step 5), and their constructors must be cheap.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from typing import Any, Mapping, Sequence, Union
@@ -191,9 +194,21 @@ def _plugin_issues(kind: str, key: str, class_name: Any, props: Mapping[str, Any
     embedded = config_def.with_prefix(prefix) if prefix else config_def
     found = embedded.validate(props)
     return [
-        ConfigIssue(i.key, i.value, f"{i.message} (checked by {class_name})")
+        ConfigIssue(i.key, i.value, f"{_full_key_named(i.message, i.key, prefix)} (checked by {class_name})")
         for i in found
     ]
+
+
+def _full_key_named(message: str, key: str, prefix: str) -> str:
+    """``message`` naming ``key`` in full: a plugin's validator knows only its own key (``spec``), not
+    where it lives in the connector configuration (``transforms.cast.spec``)."""
+    if not prefix or not key.startswith(prefix):
+        return message
+    bare = key[len(prefix):]
+    for form in ("configuration {}:", "configuration {} ", 'configuration "{}"'):
+        if form.format(bare) in message:
+            return message.replace(form.format(bare), form.format(key), 1)
+    return message
 
 
 def _converter_issues(props: Mapping[str, Any], owner: str) -> list[ConfigIssue]:
@@ -219,4 +234,33 @@ def _connector_plugin_issues(props: Mapping[str, Any]) -> list[ConfigIssue]:
         for alias in dict.fromkeys(a for a in aliases if a):
             prefix = f"{list_key}.{alias}."
             found += _plugin_issues(kind, prefix + "type", props.get(prefix + "type"), props, prefix)
+        found += _unlisted_alias_issues(props, list_key, aliases)
     return found
+
+
+def _unlisted_alias_issues(props: Mapping[str, Any], list_key: str, aliases: Sequence[str]) -> list[ConfigIssue]:
+    """Keys ``transforms.<alias>.*`` / ``predicates.<alias>.*`` whose alias is not in the list.
+
+    Kafka Connect ignores such keys silently; here they are reported, since they are almost always a typo
+    in the alias (``transforms=filter`` with ``transforms.filtr.type=...``): the transform would
+    silently not run.
+    """
+    listed = {a.strip() for a in aliases if a}
+    unlisted: dict[str, list[str]] = {}
+    for key in props:
+        if not isinstance(key, str) or not key.startswith(list_key + "."):
+            continue
+        alias, dot, _ = key[len(list_key) + 1:].partition(".")
+        if dot and alias not in listed:
+            unlisted.setdefault(alias, []).append(key)
+    issues = []
+    for alias, keys in unlisted.items():
+        keys.sort()
+        close = difflib.get_close_matches(alias, sorted(listed), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        issues.append(ConfigIssue(
+            keys[0], props[keys[0]],
+            f"Unknown {list_key[:-1]} alias {alias!r} in {', '.join(keys)}: {list_key} lists "
+            f"{', '.join(sorted(listed)) or 'no aliases'}{hint}. Add {alias!r} to {list_key} or remove these keys",
+        ))
+    return issues

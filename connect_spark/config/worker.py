@@ -204,6 +204,11 @@ WORKER_CONFIG_DEF = (
     .define("rest.advertised.host.name", Type.STRING, None, None, Importance.LOW,
             "Host name given to other workers and clients to reach this worker's REST API, when it differs from "
             "the listener's.", _REST)
+    .define("rest.basic.auth.username", Type.STRING, None, None, Importance.MEDIUM,
+            "User name the REST API requires with HTTP basic authentication; not set: no authentication. "
+            "Set rest.basic.auth.password with it.", _REST)
+    .define("rest.basic.auth.password", Type.PASSWORD, None, None, Importance.MEDIUM,
+            "Password of rest.basic.auth.username (a config provider reference keeps it out of the file).", _REST)
     .define("plugin.path", Type.LIST, None, None, Importance.LOW,
             "Directories added to the Python path (sys.path) before plugins are resolved, for connectors, "
             "converters and transforms installed outside the environment.", _PLUGINS)
@@ -254,6 +259,13 @@ class WorkerConfig(AbstractConfig):
     @classmethod
     def _default_providers(cls, props: Mapping[str, Any]) -> tuple[ConfigProviders, list[ConfigIssue]]:
         return ConfigProviders.from_worker_props(props)
+
+    @classmethod
+    def _cross_check(cls, props: Mapping[str, Any], values: Mapping[str, Any]) -> list[ConfigIssue]:
+        if values.get("rest.basic.auth.username") and not values.get("rest.basic.auth.password"):
+            return [ConfigIssue("rest.basic.auth.password", None,
+                                "rest.basic.auth.password is required when rest.basic.auth.username is set")]
+        return []
 
     def _setup(self, originals: Mapping[str, Any], resolved: dict[str, Any], values: dict[str, Any]) -> None:
         super()._setup(originals, resolved, values)
@@ -380,6 +392,14 @@ class WorkerConfig(AbstractConfig):
     @property
     def rest_advertised_host_name(self) -> str | None:
         return self._values["rest.advertised.host.name"]
+
+    @property
+    def rest_basic_auth(self) -> tuple[str, str] | None:
+        """``(user, password)`` the REST API requires, or ``None`` when authentication is off."""
+        user, password = self._values["rest.basic.auth.username"], self._values["rest.basic.auth.password"]
+        if not user:
+            return None
+        return user, password.value if password is not None else ""
 
     @property
     def plugin_path(self) -> list[str]:

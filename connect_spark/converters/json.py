@@ -135,7 +135,8 @@ def _long_value(value: Any) -> int:
 
 
 def _double_value(value: Any) -> float:
-    return float(value) if _is_number(value) else 0.0
+    # Jackson reads JSON numbers as BigDecimal, which has no negative zero: "-0.0" becomes 0.0 (+ 0.0 does that).
+    return float(value) + 0.0 if _is_number(value) else 0.0
 
 
 def _reject_constant(name: str) -> Any:
@@ -407,7 +408,7 @@ class JsonConverter(Converter, HeaderConverter):
             if isinstance(value, int):
                 return wrap_int(value, 64)
             if isinstance(value, (float, decimal.Decimal)):
-                return float(value)
+                return _double_value(value)
             if isinstance(value, str):
                 return value
             if isinstance(value, list):

@@ -32,12 +32,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from connect_spark import plugins
+from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
+from connect_spark.metrics.sink_task import SinkTaskMetrics
+from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.dataframe_mode import build_frame_batch
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
+from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -136,9 +141,17 @@ class ConnectorRunner:
         self._last_activity = clock()
         self._connector: SinkConnector | None = None
         self._directory: PartitionDirectory | None = None
+        self._executor: ExecutorTasks | None = None
+        self._frames = False
+        self._frame_plan: Any = None
+        self.task_configs: list[dict[str, str]] = []
+        self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
         self.batches = 0
         self.records_read = 0
+        self.committed: dict[TopicPartition, int] = {}  # what the offset store holds (for lag metrics)
+        self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
+        self._executor_metrics = SinkTaskMetrics(clock)  # executor mode: all tasks' totals in one group
 
     # -- start ------------------------------------------------------------------------------
 
@@ -153,30 +166,58 @@ class ConnectorRunner:
         if not task_configs:
             raise ConnectException(f"Connector {self.name} produced no task configurations")
         task_class = self._connector.task_class()
-        for task_id, task_config in enumerate(task_configs):
-            task_config = dict(task_config)
-            if self.config.topics:
-                task_config.setdefault("topics", ",".join(self.config.topics))
-            else:
-                task_config.setdefault("topics.regex", str(self.config.topics_regex))
-            self._tasks.append(self._build_task(task_id, task_class, task_config))
-        for task in self._tasks:
-            task.worker_task.start()
+        task_configs = [self._with_topics(dict(c)) for c in task_configs]
+        self.task_configs = [dict(c) for c in task_configs]
+        self.execution_mode = self.config.execution_mode(self.worker)
+        if self.execution_mode == "executor" and not issubclass(task_class, DataFrameSinkTask):
+            self._executor = ExecutorTasks(
+                self.spark, self.name, task_class, task_configs,
+                self.config.resolved, self.worker.resolved, self._client_config(), self._commit,
+                self.worker.offset_flush_interval_ms,
+            )
+        else:
+            self.execution_mode = "driver"
+            if issubclass(task_class, DataFrameSinkTask):
+                # One driver-side instance owns every partition; Spark parallelises its DataFrame work.
+                if len(task_configs) > 1:
+                    log.info("%s: %s takes whole micro-batches as DataFrames; running 1 task instead of %d",
+                             self.name, task_class.__name__, len(task_configs))
+                task_configs = task_configs[:1]
+                from connect_spark.columnar.plan import compile_plan
+
+                self._frame_plan = compile_plan(self.config, self.worker)
+                self._frames = True
+            for task_id, task_config in enumerate(task_configs):
+                self._tasks.append(self._build_task(task_id, task_class, task_config))
+            for task in self._tasks:
+                task.worker_task.start()
 
         self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
                                              self.config.topics_regex)
         partitions = self._directory.partitions()
         committed = self.offset_store.read(self.name)
+        self.committed = dict(committed)
         positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
-        log.info("%s: starting from %s", self.name, _fmt(positions) or "(no partitions yet)")
-        assignment = range_assignment(partitions, len(self._tasks))
-        for task_id, owned in assignment.items():
-            self._open(self._tasks[task_id], {tp: positions[tp] for tp in owned})
+        log.info("%s: starting from %s (%s mode)", self.name, _fmt(positions) or "(no partitions yet)",
+                 self.execution_mode)
         self._positions = positions
-        for task in self._tasks:
-            self._positions.update(task.worker_task.take_rewinds())
+        if self._executor is not None:
+            self._executor.open(positions)
+        else:
+            assignment = range_assignment(partitions, len(self._tasks))
+            for task_id, owned in assignment.items():
+                self._open(self._tasks[task_id], {tp: positions[tp] for tp in owned})
+            for task in self._tasks:
+                self._positions.update(task.worker_task.take_rewinds())
         self._start_query(self._positions)
         self.state = ConnectorState.RUNNING
+
+    def _with_topics(self, task_config: dict[str, str]) -> dict[str, str]:
+        if self.config.topics:
+            task_config.setdefault("topics", ",".join(self.config.topics))
+        else:
+            task_config.setdefault("topics.regex", str(self.config.topics_regex))
+        return task_config
 
     def _build_task(self, task_id: int, task_class: type, task_config: dict[str, str]) -> _Task:
         task_plugins = build_task_plugins(self.config, self.worker, task_id)
@@ -202,6 +243,14 @@ class ConnectorRunner:
 
     def _commit(self, offsets) -> None:
         self.offset_store.write(self.name, offsets, self.config.consumer_group_id)
+        self.committed.update(offsets)
+
+    def _client_config(self) -> dict[str, Any]:
+        """Kafka client settings for Spark's source, with Kafka's names."""
+        client_config = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
+                         **self.config.consumer_overrides}
+        client_config["bootstrap.servers"] = self.worker.bootstrap_servers
+        return client_config
 
     def _client_kwargs(self) -> dict[str, Any]:
         from kafka import KafkaConsumer
@@ -226,12 +275,10 @@ class ConnectorRunner:
         if root.exists():
             for old in root.iterdir():
                 shutil.rmtree(old, ignore_errors=True)
-        client_config = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
-                         **self.config.consumer_overrides}
-        client_config.pop("bootstrap.servers", None)
-        client_config["bootstrap.servers"] = self.worker.bootstrap_servers
-        max_offsets = self.worker.max_offsets_per_trigger or DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER
-        options = kafka_source_options(client_config, self.config.topics or None, self.config.topics_regex,
+        default_max = (EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER if self._executor is not None
+                       else DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER)
+        max_offsets = self.worker.max_offsets_per_trigger or default_max
+        options = kafka_source_options(self._client_config(), self.config.topics or None, self.config.topics_regex,
                                        positions, max_offsets)
         stream = raw_columns(read_kafka_stream(self.spark, options))
         writer = (
@@ -244,6 +291,7 @@ class ConnectorRunner:
         else:
             writer = writer.trigger(processingTime=f"{int(self.worker.trigger)} milliseconds")
         self._halt.clear()
+        self._watch_progress()
         self._query = writer.start()
         log.info("%s: query generation %d started (checkpoint %s)", self.name, self._generation, checkpoint)
 
@@ -264,6 +312,17 @@ class ConnectorRunner:
             self._lock.release()
 
     def _process_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
+        if self._executor is not None:
+            read_before, put_before = self._executor.records_read, self._executor.records_put
+            self._executor.process(batch_df, batch_id)
+            self.batches += 1
+            self.records_read = self._executor.records_read
+            self._executor_metrics.record_read(self._executor.records_read - read_before)
+            self._executor_metrics.record_sent(self._executor.records_put - put_before)
+            return
+        if self._frames:
+            self._process_frame_batch(batch_df, batch_id)
+            return
         table = batch_df.toArrow()
         self.batches += 1
         self.records_read += table.num_rows
@@ -289,12 +348,45 @@ class ConnectorRunner:
 
         for task in self._tasks:
             raws = by_task.get(task, [])
+            task.worker_task.metrics.record_read(len(raws))
             converted = task.plugins.converter.convert(iter(raws))
             task.raw_index = converted.raw_by_coordinates
             self._deliver(task, converted.records, converted.consumed)
             self._positions.update(converted.consumed)
             task.worker_task.maybe_commit()
         self._collect_rewinds()
+
+    def _process_frame_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
+        """A micro-batch for a DataFrameSinkTask: one ``put_dataframe`` with the converted batch."""
+        from pyspark import StorageLevel
+
+        task = self._tasks[0]
+        raw = batch_df.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            batch = build_frame_batch(self.spark, raw, self._frame_plan, task.plugins.converter)
+            self.batches += 1
+            read = sum(batch.consumed[tp] - batch.first[tp] for tp in batch.consumed)
+            self.records_read += read
+            task.worker_task.metrics.record_read(read)
+            new = {tp: off for tp, off in batch.first.items() if tp not in self._task_of}
+            if new:
+                self._assign_new(new)
+            frame = batch.frame
+            put = (lambda: task.worker_task.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
+            delivered = task.worker_task.deliver_call(put, batch.consumed)
+            while not delivered:
+                deadline = self._clock() + task.worker_task.retry_backoff_ms() / 1000.0
+                while self._clock() < deadline:
+                    if self._halt.is_set():
+                        return
+                    time.sleep(min(0.05, max(0.0, deadline - self._clock())))
+                delivered = task.worker_task.deliver_call(put, {})
+            task.worker_task.metrics.record_sent(read)
+            self._positions.update(batch.consumed)
+            task.worker_task.maybe_commit()
+            self._collect_rewinds()
+        finally:
+            raw.unpersist()
 
     def _deliver(self, task: _Task, records, consumed) -> None:
         worker_task = task.worker_task
@@ -328,6 +420,45 @@ class ConnectorRunner:
             self._restart_from = {**self._positions, **rewinds}
             self._halt.set()
 
+    # -- metrics ------------------------------------------------------------------------------
+
+    def _watch_progress(self) -> None:
+        """Have the session's progress listener call :meth:`_on_progress` after each batch of our query."""
+        try:
+            from connect_spark.metrics.listener import listener_for
+
+            listener_for(self.spark).register(f"connect-spark-{self.name}", self._on_progress)
+        except Exception as e:  # e.g. a session without listener support: metrics lose the lag, nothing else
+            log.warning("%s: no streaming progress listener (%r); lag metrics come from lastProgress", self.name, e)
+
+    def _on_progress(self, progress: dict[str, Any]) -> None:
+        """Called by Spark's listener thread after each micro-batch: keep the progress, log the progress line."""
+        self.last_progress = progress
+        log.info("%s", progress_line(self.name, progress, dict(self.committed)))
+
+    def metrics(self) -> dict[str, Any]:
+        """The connector's metrics (Kafka Connect's sink-task and task-error names per task, lag per
+        partition); called from REST threads at any time."""
+        progress = self.last_progress
+        if progress is None and self._query is not None:
+            try:
+                progress = self._query.lastProgress
+            except Exception:
+                progress = None
+        tasks: dict[int | str, dict[str, Any]] = {}
+        if self._executor is not None:
+            values = self._executor_metrics.as_dict()
+            values["partition-count"] = len(self._positions)
+            tasks["all"] = values
+        for task in self._tasks:
+            values = task.worker_task.metrics.as_dict()
+            values["partition-count"] = len(task.worker_task.assignment)
+            values["offset-commit-seq-no"] = task.worker_task.commit_seqno
+            values.update(task.plugins.error_handler.metrics.as_dict())
+            tasks[task.worker_task.task_id] = values
+        return connector_snapshot(self.name, self.state, self.execution_mode, self.batches, self.records_read,
+                                  tasks, dict(self.committed), progress)
+
     # -- supervision (main thread) ----------------------------------------------------------
 
     @property
@@ -338,6 +469,28 @@ class ConnectorRunner:
         self._failure = error
         self._halt.set()
 
+    def pause(self) -> None:
+        """Stop delivering records (target state PAUSED): the query stops between batches, the tasks stay
+        started with their partitions open, and nothing is committed beyond what ``pre_commit`` returned."""
+        if self.state != ConnectorState.RUNNING:
+            return
+        self.state = ConnectorState.PAUSED  # first: the supervisor's tick must not take the stop for a failure
+        self._stop_query()
+        self._query = None
+        log.info("%s: paused", self.name)
+
+    def resume(self) -> None:
+        """Deliver records again after :meth:`pause`: a new query generation from where delivery stopped
+        (driver mode: the tasks' delivered positions; executor mode: the committed offsets)."""
+        if self.state != ConnectorState.PAUSED:
+            return
+        if self._executor is not None:
+            self._executor.position = dict(self._executor.committed)
+            self._positions = dict(self._executor.committed)
+        self._start_query(self._positions)
+        self.state = ConnectorState.RUNNING
+        log.info("%s: resumed", self.name)
+
     def tick(self) -> bool:
         """Called by the supervisor every few hundred ms. Returns False once the connector has ended.
 
@@ -346,6 +499,8 @@ class ConnectorRunner:
         """
         if self._failure is not None:
             raise self._failure_error()
+        if self.state == ConnectorState.PAUSED:
+            return True
         query = self._query
         if self._restart_from is not None:
             self._stop_query()
@@ -358,6 +513,8 @@ class ConnectorRunner:
             if error is not None:
                 raise ConnectException(f"The streaming query of connector {self.name} failed: {error}")
             if self.available_now:
+                if self._executor is not None:
+                    self._drain_redeliveries()
                 log.info("%s: drained what was available", self.name)
                 return False
             raise ConnectException(f"The streaming query of connector {self.name} stopped unexpectedly")
@@ -365,9 +522,14 @@ class ConnectorRunner:
         if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
             if self._lock.acquire(timeout=0.05):
                 try:
+                    if self._failure is not None:
+                        raise self._failure_error()
+                    if self._executor is not None and self._executor.pending_ranges():
+                        self._executor.process(None, -1)
                     for task in self._tasks:
                         if task.worker_task.assignment and not task.worker_task.paused_for_redelivery:
-                            task.worker_task.deliver([], {})
+                            if not self._frames:  # Connect's empty put; bulk tasks get only real batches
+                                task.worker_task.deliver([], {})
                             task.worker_task.maybe_commit()
                     self._collect_rewinds()
                 except BaseException as e:
@@ -379,6 +541,20 @@ class ConnectorRunner:
             if self._failure is not None:
                 raise self._failure_error()
         return True
+
+    def _drain_redeliveries(self) -> None:
+        """After an AvailableNow run: re-deliver ``[committed, position)`` until the tasks commit it all,
+        or a round commits nothing more (what stays uncommitted is delivered again on the next run)."""
+        executor = self._executor
+        assert executor is not None
+        while executor.pending_ranges():
+            before = dict(executor.committed)
+            with self._lock:
+                executor.process(None, -1)
+            if executor.committed == before:
+                log.info("%s: tasks did not commit %s; it is delivered again on the next run", self.name,
+                         _fmt({tp: a for tp, (a, _) in executor.pending_ranges().items()}))
+                return
 
     def _failure_error(self) -> BaseException:
         failure = self._failure
@@ -403,6 +579,8 @@ class ConnectorRunner:
         After a failure only the offsets of batches ``put`` accepted are committed (the failed batch
         never became current).
         """
+        for task in self._tasks:  # a record in a retry back-off must not hold the lock forever
+            task.plugins.stop()
         self._stop_query()
         with self._lock:
             for task in self._tasks:
@@ -421,6 +599,12 @@ class ConnectorRunner:
                 log.warning("%s: connector stop raised %r", self.name, e)
         if self._directory is not None:
             self._directory.close()
+        try:
+            from connect_spark.metrics.listener import listener_for
+
+            listener_for(self.spark).unregister(f"connect-spark-{self.name}")
+        except Exception:
+            pass
         self.state = ConnectorState.FAILED if failed else ConnectorState.STOPPED
 
 

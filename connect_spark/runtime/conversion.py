@@ -3,48 +3,39 @@
 The per-record path, Kafka Connect's ``convertAndTransformRecord``: for each consumed record, the key,
 value and header converters run (each a stage of the error handler, short-circuiting on the first
 failure), the timestamp is checked, a ``SinkRecord`` is built with its original coordinates, and each
-transformation stage runs in order; ``None`` from a stage drops the record. Whatever happens, the
-record's offset counts as consumed, so dropped and tolerated records are committed past.
+stage of the connector's :class:`~connect_spark.transforms.chain.TransformationChain` runs in order,
+each under the error handler (stage ``TRANSFORMATION``); ``None`` from a stage drops the record.
+Whatever happens, the record's offset counts as consumed, so dropped and tolerated records are
+committed past.
+
+As in Kafka (``toConnectData(topic, headers, value)``), the key and value converters receive the
+record's headers as consumed: a :class:`~connect_spark.api.records.Headers` whose values are the raw
+header bytes with ``OPTIONAL_BYTES_SCHEMA``, before the header converter ran. A converter written
+against the older two-argument ``to_connect_data(topic, value)`` is still called that way.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator
 
 import pyarrow as pa
 
-from connect_spark.api.converters import Converter, HeaderConverter
+from connect_spark.api.converters import Converter, HeaderConverter, SchemaAndValue
+from connect_spark.api.data import Schema
 from connect_spark.api.errors import ConnectException
-from connect_spark.api.records import Headers, SinkRecord, TimestampType, TopicPartition
+from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
 from connect_spark.runtime.errors import ErrorHandler, RawRecord, Stage
+from connect_spark.transforms.chain import TransformationChain, TransformationStage, executing_class_name
 
-__all__ = ["RecordConverter", "ConvertedBatch", "TransformStage", "raw_records", "RAW_COLUMNS"]
+__all__ = ["RecordConverter", "ConvertedBatch", "raw_records", "raw_headers", "RAW_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
 #: The columns the streaming adapter selects from Spark's Kafka source for the per-record path.
 RAW_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "timestamp_type", "key", "value", "headers")
-
-
-@dataclass(frozen=True)
-class TransformStage:
-    """One configured transformation with its optional predicate (``transforms.<alias>.*``)."""
-
-    alias: str
-    transform: Any
-    predicate: Any = None
-    negate: bool = False
-
-    @property
-    def class_name(self) -> str:
-        return _kafka_name(self.transform)
-
-    def apply(self, record: SinkRecord) -> SinkRecord | None:
-        if self.predicate is None or (self.negate ^ bool(self.predicate.test(record))):
-            return self.transform.apply(record)
-        return record
 
 
 @dataclass
@@ -73,12 +64,40 @@ def raw_records(batch: pa.Table | pa.RecordBatch) -> Iterator[RawRecord]:
         )
 
 
+def raw_headers(raw: RawRecord) -> Headers:
+    """The consumed headers of ``raw`` as Connect headers: raw bytes (or ``None``) with ``OPTIONAL_BYTES_SCHEMA``.
+
+    What the key and value converters receive as ``headers`` (Kafka passes the consumer record's headers).
+    """
+    return Headers(Header(name, value, Schema.OPTIONAL_BYTES_SCHEMA) for name, value in raw.headers)
+
+
+def _accepts_headers(converter: Converter) -> bool:
+    """Whether ``converter.to_connect_data`` takes a third (headers) argument."""
+    try:
+        parameters = inspect.signature(converter.to_connect_data).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 3 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+def _to_connect(converter: Converter) -> Callable[[str, bytes | None, Headers], SchemaAndValue]:
+    if _accepts_headers(converter):
+        return converter.to_connect_data
+    log.debug("%s.to_connect_data takes no headers argument; calling it without headers", type(converter).__name__)
+    return lambda topic, value, headers: converter.to_connect_data(topic, value)  # type: ignore[call-arg]
+
+
 class RecordConverter:
     """Converts raw records of one connector task into ``SinkRecord`` objects.
 
+    Built by :func:`connect_spark.runtime.task_builder.build_task_plugins`; the runner calls
+    :meth:`convert` once per batch and task, in the thread that runs the task.
+
     Args:
         key_converter, value_converter, header_converter: configured converter instances.
-        stages: the transformation chain, in order.
+        transforms: the transformation chain (or its stages, in order).
         error_handler: runs every stage with the connector's ``errors.*`` policy.
     """
 
@@ -87,19 +106,29 @@ class RecordConverter:
         key_converter: Converter,
         value_converter: Converter,
         header_converter: HeaderConverter,
-        stages: Sequence[TransformStage],
+        transforms: TransformationChain | Iterable[TransformationStage],
         error_handler: ErrorHandler,
     ) -> None:
         self.key_converter = key_converter
         self.value_converter = value_converter
         self.header_converter = header_converter
-        self.stages = list(stages)
+        self.chain = transforms if isinstance(transforms, TransformationChain) else TransformationChain(transforms)
         self.errors = error_handler
-        self._key_class = _kafka_name(key_converter)
-        self._value_class = _kafka_name(value_converter)
-        self._header_class = _kafka_name(header_converter)
+        self._key_class = executing_class_name(key_converter)
+        self._value_class = executing_class_name(value_converter)
+        self._header_class = executing_class_name(header_converter)
+        self._key_to_connect = _to_connect(key_converter)
+        self._value_to_connect = _to_connect(value_converter)
+        self._stage_classes = [self.chain.executing_class(i) for i in range(len(self.chain))]
 
-    def convert(self, raws: Iterator[RawRecord]) -> ConvertedBatch:
+    def convert(self, raws: Iterable[RawRecord]) -> ConvertedBatch:
+        """Convert and transform a batch; every record's offset counts as consumed, delivered or not.
+
+        Raises:
+            ToleranceExceededException: a record failed under ``errors.tolerance=none``; the message names
+                ``topic[partition]@offset``, the stage and the class. Nothing of this batch is delivered.
+            ConnectException: a record with an invalid timestamp, or an error the handler does not tolerate.
+        """
         records: list[SinkRecord] = []
         consumed: dict[TopicPartition, int] = {}
         by_coordinates: dict[tuple[str, int, int], RawRecord] = {}
@@ -112,24 +141,40 @@ class RecordConverter:
         return ConvertedBatch(records, consumed, by_coordinates)
 
     def convert_one(self, raw: RawRecord) -> SinkRecord | None:
-        """Convert and transform one record; ``None`` when it was dropped or tolerated."""
+        """Convert and transform one record; ``None`` when it was dropped or tolerated.
+
+        Each stage is first called directly; only when it raises does the error handler run it again
+        with the ``errors.*`` policy (retries, tolerance, reporting). Stages are pure functions of the
+        record, so the replay is what Connect's handler would have seen, and the common path pays no
+        wrapper per stage.
+        """
         execute = self.errors.execute
-        key = execute(Stage.KEY_CONVERTER, self._key_class,
-                      lambda: self.key_converter.to_connect_data(raw.topic, raw.key), raw)
-        if key is None:
-            return None
-        value = execute(Stage.VALUE_CONVERTER, self._value_class,
-                        lambda: self.value_converter.to_connect_data(raw.topic, raw.value), raw)
-        if value is None:
-            return None
-        headers = execute(Stage.HEADER_CONVERTER, self._header_class, lambda: self._convert_headers(raw), raw)
-        if headers is None:
-            return None
+        consumed_headers = raw_headers(raw) if raw.headers else Headers()
+        try:
+            key = self._key_to_connect(raw.topic, raw.key, consumed_headers)
+        except Exception:
+            key = execute(Stage.KEY_CONVERTER, self._key_class,
+                          lambda: self._key_to_connect(raw.topic, raw.key, consumed_headers), raw)
+            if key is None:
+                return None
+        try:
+            value = self._value_to_connect(raw.topic, raw.value, consumed_headers)
+        except Exception:
+            value = execute(Stage.VALUE_CONVERTER, self._value_class,
+                            lambda: self._value_to_connect(raw.topic, raw.value, consumed_headers), raw)
+            if value is None:
+                return None
+        try:
+            headers = self._convert_headers(raw)
+        except Exception:
+            headers = execute(Stage.HEADER_CONVERTER, self._header_class, lambda: self._convert_headers(raw), raw)
+            if headers is None:
+                return None
         timestamp = raw.timestamp
         if timestamp is not None and timestamp < 0:
             if timestamp != -1:
                 # Kafka Connect fails the task here, outside the error handler.
-                raise ConnectException(f"Invalid record timestamp {timestamp} at {raw.topic}[{raw.partition}]@{raw.offset}")
+                raise ConnectException(f"Invalid record timestamp {timestamp} at {raw.coordinates()}")
             timestamp = None
         record: SinkRecord | None = SinkRecord(
             topic=raw.topic,
@@ -144,10 +189,17 @@ class RecordConverter:
             else TimestampType.NO_TIMESTAMP_TYPE,
             headers=headers,
         )
-        for stage in self.stages:
+        chain = self.chain
+        for index, executing_class in enumerate(self._stage_classes):
             current = record
-            record = execute(Stage.TRANSFORMATION, stage.class_name, lambda: _Dropped.wrap(stage.apply(current)), raw)
-            if record is None or record is _Dropped.DROPPED:
+            try:
+                record = chain.apply_stage(index, current)
+            except Exception:
+                record = execute(Stage.TRANSFORMATION, executing_class,
+                                 lambda: _Dropped.wrap(chain.apply_stage(index, current)), raw)
+                if record is _Dropped.DROPPED:
+                    return None
+            if record is None:
                 return None
         return record
 
@@ -158,6 +210,16 @@ class RecordConverter:
             headers.add(name, converted.value, converted.schema)
         return headers
 
+    def close(self) -> None:
+        """Close the converters, then every transform and predicate once; best effort, as in Connect."""
+        converters = {id(c): c for c in (self.key_converter, self.value_converter, self.header_converter)}
+        for converter in converters.values():
+            try:
+                converter.close()
+            except Exception as e:
+                log.warning("Could not close %s: %r", type(converter).__name__, e)
+        self.chain.close()
+
 
 class _Dropped:
     """Tells "the transform returned None" apart from "the error handler skipped the record"."""
@@ -167,8 +229,3 @@ class _Dropped:
     @staticmethod
     def wrap(result: SinkRecord | None) -> Any:
         return _Dropped.DROPPED if result is None else result
-
-
-def _kafka_name(instance: Any) -> str:
-    cls = type(instance)
-    return getattr(cls, "kafka_class_name", None) or f"{cls.__module__}.{cls.__qualname__}"

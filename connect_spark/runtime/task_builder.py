@@ -1,7 +1,8 @@
 """Builds what one task needs from its connector's configuration: converters, transforms, error handling.
 
 Called by the connector runner once per task when the connector starts (driver mode) — nothing here
-touches Spark.
+touches Spark. The runner calls :meth:`TaskPlugins.stop` when the task is asked to stop and
+:meth:`TaskPlugins.close` after the task's final commit.
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from connect_spark import plugins
-from connect_spark.runtime.conversion import RecordConverter, TransformStage
+from connect_spark.runtime.conversion import RecordConverter
 from connect_spark.runtime.errors import (
     DeadLetterQueueReporter,
     ErrorHandler,
     ErrorHandlingConfig,
     LogReporter,
+    Reporter,
+    converter_serializer,
 )
+from connect_spark.transforms.chain import TransformationChain, TransformationStage
 
 if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
@@ -30,20 +34,32 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class TaskPlugins:
-    """The configured converter chain and error handler of one task."""
+    """The configured converter chain and error handler of one task.
+
+    Built by :func:`build_task_plugins`; the runner gives ``converter`` every batch of the task and
+    ``error_handler`` to the task's errant record reporter and commit hook.
+    """
 
     converter: RecordConverter
     error_handler: ErrorHandler
 
+    def stop(self) -> None:
+        """Interrupt a retry back-off in progress. Called by the runner as soon as the task is asked to stop."""
+        self.error_handler.stop()
+
     def close(self) -> None:
-        for closeable in (self.converter.key_converter, self.converter.value_converter,
-                          self.converter.header_converter, *(s.transform for s in self.converter.stages),
-                          *(s.predicate for s in self.converter.stages if s.predicate is not None)):
-            try:
-                closeable.close()
-            except Exception as e:  # closing is best effort, as in Connect
-                log.warning("Could not close %s: %r", type(closeable).__name__, e)
-        self.error_handler.close()
+        """Close the converters, transforms and predicates, then the error handler. Never raises.
+
+        Called by the runner once per task at shutdown, after the task's final commit. Closing the
+        handler stops any retry and closes its reporters: the dead letter queue producer flushes what it
+        still holds (the records of a batch that was never committed) and closes. Failures are logged:
+        every write covered by a commit was already acknowledged before that commit.
+        """
+        self.converter.close()
+        try:
+            self.error_handler.close()
+        except Exception as e:
+            log.error("Closing the error reporters of task %s failed: %r", self.error_handler.label, e)
 
 
 def _converter(which: str, connector: "ConnectorConfig", worker: "WorkerConfig") -> Any:
@@ -57,7 +73,8 @@ def _converter(which: str, connector: "ConnectorConfig", worker: "WorkerConfig")
     return instance
 
 
-def _stages(connector: "ConnectorConfig") -> list[TransformStage]:
+def _transformation_chain(connector: "ConnectorConfig") -> TransformationChain:
+    """The configured transforms in order, each with its predicate (one instance per predicate alias)."""
     predicates: dict[str, Any] = {}
     for predicate in connector.predicate_configs():
         instance = plugins.instantiate("predicate", predicate.type, key=f"predicates.{predicate.alias}.type")
@@ -67,16 +84,14 @@ def _stages(connector: "ConnectorConfig") -> list[TransformStage]:
     for transform in connector.transform_configs():
         instance = plugins.instantiate("transform", transform.type, key=f"transforms.{transform.alias}.type")
         instance.configure(transform.props)
-        stages.append(TransformStage(transform.alias, instance,
-                                     predicates.get(transform.predicate) if transform.predicate else None,
-                                     transform.negate))
-    return stages
+        predicate = predicates.get(transform.predicate) if transform.predicate else None
+        stages.append(TransformationStage(instance, predicate, transform.negate if predicate is not None else False))
+    return TransformationChain(stages)
 
 
-def build_task_plugins(connector: "ConnectorConfig", worker: "WorkerConfig", task_id: int) -> TaskPlugins:
-    """Instantiate and configure converters, transforms, predicates and error reporters for one task."""
-    config = ErrorHandlingConfig.from_connector_config(connector.resolved)
-    reporters: list[Any] = []
+def _reporters(connector: "ConnectorConfig", worker: "WorkerConfig", task_id: int) -> list[Reporter]:
+    """Kafka Connect's order: the dead letter queue reporter, then the log reporter."""
+    reporters: list[Reporter] = []
     if connector.dlq_topic:
         reporters.append(DeadLetterQueueReporter(
             worker.bootstrap_servers,
@@ -90,12 +105,25 @@ def build_task_plugins(connector: "ConnectorConfig", worker: "WorkerConfig", tas
         ))
     if connector.errors_log_enable:
         reporters.append(LogReporter(connector.name, task_id, connector.errors_log_include_messages))
-    handler = ErrorHandler(config, connector.name, task_id, reporters)
-    converter = RecordConverter(
-        _converter("key.converter", connector, worker),
-        _converter("value.converter", connector, worker),
-        _converter("header.converter", connector, worker),
-        _stages(connector),
-        handler,
+    return reporters
+
+
+def build_task_plugins(connector: "ConnectorConfig", worker: "WorkerConfig", task_id: int) -> TaskPlugins:
+    """Instantiate and configure converters, transforms, predicates and error reporters for one task.
+
+    Records a task reports through the errant record reporter without a consumed original (records it
+    built itself) are serialized with this task's converters for the dead letter queue, as Connect does.
+    """
+    key_converter = _converter("key.converter", connector, worker)
+    value_converter = _converter("value.converter", connector, worker)
+    header_converter = _converter("header.converter", connector, worker)
+    handler = ErrorHandler(
+        ErrorHandlingConfig.from_connector_config(connector.resolved),
+        connector.name,
+        task_id,
+        _reporters(connector, worker, task_id),
+        serialize=converter_serializer(key_converter, value_converter, header_converter),
     )
+    converter = RecordConverter(key_converter, value_converter, header_converter,
+                                _transformation_chain(connector), handler)
     return TaskPlugins(converter, handler)

@@ -22,6 +22,7 @@ from typing import Callable, Collection, Iterable, Mapping
 from connect_spark.api.errors import ConnectException, RetriableException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.api.task import SinkTask
+from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
 
 __all__ = ["WorkerSinkTask", "TaskFailedError", "committable_offsets", "DEFAULT_RETRY_BACKOFF_MS"]
@@ -133,6 +134,7 @@ class WorkerSinkTask:
         self.commit_seqno = 0
         self.commit_failures = 0
         self.started = False
+        self.metrics = SinkTaskMetrics(clock)  # sink-task-metrics; records read are counted by the runner
 
     @property
     def label(self) -> str:
@@ -206,11 +208,24 @@ class WorkerSinkTask:
     def redeliver(self) -> bool:
         """``put`` the pending records again (Connect's ``deliverMessages``)."""
         batch = list(self.message_batch)
+        return self._put(lambda: self.task.put(batch), len(batch))
+
+    def deliver_call(self, put: Callable[[], None], consumed: Mapping[TopicPartition, int]) -> bool:
+        """Like :meth:`deliver` for bulk tasks: ``put`` is the call handing over a columnar batch.
+
+        Retry a ``False`` result by calling this again with the same ``put`` and no new offsets.
+        """
+        self.consumed.update(consumed)
+        return self._put(put, -1)
+
+    def _put(self, put: Callable[[], None], count: int) -> bool:
+        started = self._clock()
         try:
-            self.task.put(batch)
+            put()
         except RetriableException as e:
-            log.error("%s: RetriableException from SinkTask: %s; the same %d records will be delivered again",
-                      self.label, e, len(batch))
+            self.metrics.record_put_time((self._clock() - started) * 1000.0)
+            log.error("%s: RetriableException from SinkTask: %s; the same %s will be delivered again",
+                      self.label, e, f"{count} records" if count >= 0 else "batch")
             self.paused_for_redelivery = True
             return False
         except Exception as e:
@@ -219,6 +234,9 @@ class WorkerSinkTask:
                 "Task is being killed and will not recover until manually restarted.",
                 self.task_id, e,
             ) from e
+        self.metrics.record_put_time((self._clock() - started) * 1000.0)
+        if count > 0:
+            self.metrics.record_sent(count)
         self.current.update(self.consumed)
         self.consumed.clear()
         self.message_batch.clear()
@@ -293,12 +311,14 @@ class WorkerSinkTask:
         # 5.
         if not provided:
             log.debug("%s: skipping offset commit, task opted-out by returning no offsets", self.label)
+            self.metrics.record_commit_skipped(self.commit_seqno)
             return
         # 6.
         committable = committable_offsets(provided, offsets_to_commit, last_for_parts, self.assignment, self.label)
         changed = {tp: off for tp, off in committable.items() if last_for_parts.get(tp) != off}
         if not changed:
             log.debug("%s: skipping offset commit, no change since last commit", self.label)
+            self.metrics.record_commit_skipped(self.commit_seqno)
             return
         # 7.
         try:
@@ -309,6 +329,7 @@ class WorkerSinkTask:
             return
         self.last_committed.update(changed)
         self.commit_failures = 0
+        self.metrics.record_commit_completed(self.commit_seqno)
         log.info("%s: committed offsets %s", self.label, _fmt(changed))
 
     def close_all(self) -> None:

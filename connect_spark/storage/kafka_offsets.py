@@ -35,6 +35,7 @@ from connect_spark.storage.kafka_util import (
     KafkaStoreError,
     TopicTailReader,
     accepted_kwargs,
+    check_authentication,
     close_quietly,
     ensure_topic,
     kafka_client_kwargs,
@@ -145,6 +146,8 @@ class KafkaOffsetStore(OffsetStore):
                   "bootstrap_timeout_ms": int(self.timeout_s * 1000)}
         client_id = settings.get("client_id", "connect-spark")
         try:
+            check_authentication(self._client_config, self.bootstrap_servers,
+                                 what=f"the offsets topic {self.topic}")
             self._admin = KafkaAdminClient(**accepted_kwargs(KafkaAdminClient, {
                 **common,
                 "client_id": f"{client_id}-offsets-admin",

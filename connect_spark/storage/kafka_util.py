@@ -39,6 +39,8 @@ __all__ = [
     "ensure_topic",
     "TopicTailReader",
     "record_context",
+    "KafkaAuthenticationError",
+    "check_authentication",
 ]
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,10 @@ log = logging.getLogger(__name__)
 
 class KafkaStoreError(ConnectException):
     """A storage topic could not be created, read or written; the message names the topic and the cause."""
+
+
+class KafkaAuthenticationError(KafkaStoreError):
+    """The Kafka cluster refused the client's credentials (``sasl.jaas.config``, ``sasl.mechanism`` ...)."""
 
 
 def record_context(topic: str, partition: int, offset: int | None = None) -> str:
@@ -227,6 +233,94 @@ def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
     if rest not in (";", ""):
         raise ValueError(f"unexpected text after option {len(options)} of the login module entry")
     return head.group(1), options
+
+
+# --------------------------------------------------------------------------------------------------
+# Authentication
+# --------------------------------------------------------------------------------------------------
+
+
+class _AuthFailureWatch(logging.Handler):
+    """Notes the first SASL authentication failure kafka-python reports while it retries a bootstrap.
+
+    kafka-python retries a bootstrap whose authentication fails until its timeout and then raises a bare
+    "Unable to bootstrap"; the reason is only in its log records, which this handler reads.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.reason: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.reason is not None:
+            return
+        from kafka.errors import SaslAuthenticationFailedError
+
+        for arg in record.args if isinstance(record.args, tuple) else ():
+            if isinstance(arg, SaslAuthenticationFailedError):
+                self.reason = str(arg).split(": ")[-1]
+                return
+        try:
+            message = record.getMessage()
+        except Exception:
+            return
+        if "SaslAuthenticationFailedError" in message:
+            self.reason = message.rsplit(": ", 1)[-1]
+
+
+def check_authentication(
+    config: Mapping[str, Any], bootstrap_servers: str, timeout_s: float = 20.0, what: str = "Kafka"
+) -> None:
+    """Fail fast with a clear message when the cluster refuses the configured SASL credentials.
+
+    Called from the ``start`` of the Kafka-backed stores, before their clients are made, so that a wrong
+    password stops the worker within seconds with an error naming the keys to check, instead of a long
+    bootstrap timeout. Does nothing unless ``security.protocol`` is ``SASL_PLAINTEXT`` or ``SASL_SSL``.
+    Other connection problems are left to the caller's clients to report.
+
+    Args:
+        config: Kafka-style client settings (as given to :func:`kafka_client_kwargs`).
+        bootstrap_servers: the cluster.
+        timeout_s: how long to try.
+        what: who connects, for the message (``"the offsets topic connect-offsets"``).
+
+    Raises:
+        KafkaAuthenticationError: the broker answered with an authentication failure (the message names
+            the user and mechanism, never the password).
+    """
+    kwargs = kafka_client_kwargs(config, KafkaAdminClient)
+    protocol = str(kwargs.get("security_protocol", "PLAINTEXT"))
+    if not protocol.startswith("SASL"):
+        return
+    watch = _AuthFailureWatch()
+    kafka_log = logging.getLogger("kafka")
+    # kafka-python reports the reason at levels the worker's logging may filter out: see every record for
+    # the (short) duration of the check, without passing them on to the worker's log.
+    level, propagate = kafka_log.level, kafka_log.propagate
+    kafka_log.setLevel(logging.DEBUG)
+    kafka_log.propagate = False
+    kafka_log.addHandler(watch)
+    admin = None
+    try:
+        admin = KafkaAdminClient(**{**kwargs, "bootstrap_servers": bootstrap_servers,
+                                    "client_id": "connect-spark-auth-check",
+                                    "bootstrap_timeout_ms": int(timeout_s * 1000)})
+    except KafkaError:
+        if watch.reason is None:
+            return  # not an authentication problem: the caller's own clients report it
+    finally:
+        kafka_log.removeHandler(watch)
+        kafka_log.setLevel(level)
+        kafka_log.propagate = propagate
+        if admin is not None:
+            admin.close()
+    if watch.reason is not None and admin is None:
+        user = kwargs.get("sasl_plain_username")
+        raise KafkaAuthenticationError(
+            f"Authentication to Kafka at {bootstrap_servers} failed for {what} "
+            f"(security.protocol={protocol}, sasl.mechanism={kwargs.get('sasl_mechanism', 'GSSAPI')}"
+            f"{f', user {user!r}' if user else ''}): {watch.reason}. Check the username and password in "
+            "sasl.jaas.config (and sasl.mechanism) against the broker's listener")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -11,7 +11,14 @@ from connect_spark.api.records import TopicPartition
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["kafka_source_options", "read_kafka_stream", "starting_offsets_json", "raw_columns"]
+__all__ = [
+    "kafka_source_options",
+    "kafka_batch_options",
+    "read_kafka_stream",
+    "starting_offsets_json",
+    "raw_columns",
+    "client_options",
+]
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +65,41 @@ def kafka_source_options(
         options["subscribePattern"] = str(topics_regex)
     if max_offsets_per_trigger:
         options["maxOffsetsPerTrigger"] = str(max_offsets_per_trigger)
+    options.update(client_options(client_config))
+    return options
+
+
+def client_options(client_config: Mapping[str, Any]) -> dict[str, str]:
+    """Kafka client settings as the source's ``kafka.*`` options (settings Spark manages left out)."""
+    options: dict[str, str] = {}
     for key, value in client_config.items():
         if value is None or key in _SPARK_MANAGED:
             continue
-        options[f"kafka.{key}"] = str(getattr(value, "value", value))
+        options[key if key.startswith("kafka.") else f"kafka.{key}"] = str(getattr(value, "value", value))
     return options
+
+
+def kafka_batch_options(
+    client_config: Mapping[str, Any], ranges: Mapping[TopicPartition, tuple[int, int]]
+) -> dict[str, str]:
+    """Options for a bounded ``read.format("kafka")`` of ``[start, end)`` per partition (re-deliveries).
+
+    Args:
+        client_config: Kafka client settings (Kafka's names, or ``kafka.*`` options as given to the stream).
+        ranges: the first offset to read and the offset after the last, per partition.
+    """
+    assign: dict[str, list[int]] = {}
+    for tp in sorted(ranges):
+        assign.setdefault(tp.topic, []).append(tp.partition)
+    ends = {tp: end for tp, (_, end) in ranges.items()}
+    return {
+        "includeHeaders": "true",
+        "failOnDataLoss": "false",
+        "assign": json.dumps(assign),
+        "startingOffsets": starting_offsets_json({tp: start for tp, (start, _) in ranges.items()}),
+        "endingOffsets": starting_offsets_json(ends),
+        **client_options(client_config),
+    }
 
 
 def read_kafka_stream(spark: "SparkSession", options: Mapping[str, str]) -> "DataFrame":

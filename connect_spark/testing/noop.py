@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from connect_spark.api import SinkConnector, SinkTask
+from connect_spark.api import ArrowSinkTask, SinkConnector, SinkTask
 
-__all__ = ["NoopSinkConnector", "NoopSinkTask"]
+__all__ = ["NoopSinkConnector", "NoopSinkTask", "NoopArrowSinkConnector", "NoopArrowSinkTask"]
 
 
 class NoopSinkTask(SinkTask):
@@ -36,3 +36,24 @@ class NoopSinkConnector(SinkConnector):
 
     def stop(self):
         pass
+
+
+class NoopArrowSinkTask(ArrowSinkTask):
+    """Accepts every Arrow record frame and does nothing: the baseline for the bulk path."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props):
+        self.count = 0
+
+    def put_arrow(self, table):
+        self.count += table.num_rows
+
+    def stop(self):
+        pass
+
+
+class NoopArrowSinkConnector(NoopSinkConnector):
+    def task_class(self):
+        return NoopArrowSinkTask

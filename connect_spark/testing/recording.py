@@ -5,6 +5,9 @@
 read back exactly what was delivered. With ``recording.commit.every=N`` it behaves like a buffering
 sink: records are written durably only in chunks of N, and ``pre_commit`` returns only the offsets of
 what was written. ``recording.rewind`` makes ``open`` rewind partitions with ``context.offset``.
+``recording.put.delay.ms`` makes every non-empty ``put`` sleep that long after writing (a slow sink, so a
+test can disturb a batch while its puts run). Each call and record notes the Python process id (``pid``)
+and its parent's (``ppid``: on an executor, the PySpark daemon of that executor JVM).
 
 ``FaultySinkTask`` adds failures on command: retriable ``put`` failures, a fatal ``put`` failure, or a
 failing ``pre_commit``.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
@@ -33,6 +37,7 @@ __all__ = [
 RECORDING_DIR = "recording.dir"
 COMMIT_EVERY = "recording.commit.every"
 REWIND = "recording.rewind"
+PUT_DELAY_MS = "recording.put.delay.ms"
 
 
 def _jsonable(value: Any) -> Any:
@@ -62,6 +67,7 @@ class RecordingSinkTask(SinkTask):
         self.written: dict[TopicPartition, int] = {}
         self.commit_every = 0
         self.folder: Path | None = None
+        self.put_delay_s = 0.0
 
     def version(self) -> str:
         return "1.0"
@@ -72,11 +78,19 @@ class RecordingSinkTask(SinkTask):
         self.folder.mkdir(parents=True, exist_ok=True)
         self.commit_every = int(props.get(COMMIT_EVERY, "0"))
         self.rewind = _parse_rewind(props.get(REWIND, ""))
+        self.put_delay_s = int(props.get(PUT_DELAY_MS, "0")) / 1000.0
         self._call("start", props={k: v for k, v in props.items() if "password" not in k})
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         self._call("open", partitions=[list(tp) for tp in partitions])
-        seeks = {tp: off for tp, off in self.rewind.items() if tp in set(partitions)}
+        # Each configured rewind happens once per recording folder: in executor mode ``open`` runs every
+        # micro-batch (possibly in several processes), and a real sink seeks only to offsets it stored.
+        seeks = {}
+        for tp, off in self.rewind.items():
+            marker = self.folder / f"rewound-{tp.topic}-{tp.partition}" if self.folder else None
+            if tp in set(partitions) and marker is not None and not marker.exists():
+                marker.touch()
+                seeks[tp] = off
         if seeks:
             self.context.offset(seeks)
 
@@ -89,6 +103,8 @@ class RecordingSinkTask(SinkTask):
                 self._write(chunk)
         else:
             self._write(list(records))
+        if records and self.put_delay_s:
+            time.sleep(self.put_delay_s)
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         if self.commit_every:
@@ -102,6 +118,8 @@ class RecordingSinkTask(SinkTask):
         self._call("close", partitions=[list(tp) for tp in partitions])
         closing = set(partitions)
         self.buffer = [r for r in self.buffer if r.original_topic_partition not in closing]
+        for tp in closing:  # what was written is committed or re-delivered; a reopened partition starts afresh
+            self.written.pop(tp, None)
 
     def stop(self) -> None:
         self._call("stop")
@@ -116,6 +134,7 @@ class RecordingSinkTask(SinkTask):
         for r in records:
             lines.append(json.dumps({
                 "pid": os.getpid(),
+                "ppid": os.getppid(),
                 "topic": r.topic,
                 "partition": r.kafka_partition,
                 "offset": r.kafka_offset,
@@ -136,7 +155,7 @@ class RecordingSinkTask(SinkTask):
         if self.folder is None:
             return
         with open(self.folder / "calls.jsonl", "a") as out:
-            out.write(json.dumps({"call": name, "pid": os.getpid(), **details}) + "\n")
+            out.write(json.dumps({"call": name, "pid": os.getpid(), "ppid": os.getppid(), **details}) + "\n")
 
 
 class FaultySinkTask(RecordingSinkTask):
@@ -207,6 +226,8 @@ class RecordingSinkConnector(SinkConnector):
                     doc="Buffer and write records in chunks of N; pre_commit returns only written offsets.")
             .define(REWIND, Type.STRING, "", importance=Importance.LOW,
                     doc="topic:partition:offset,... that open() rewinds to with context.offset.")
+            .define(PUT_DELAY_MS, Type.INT, 0, importance=Importance.LOW,
+                    doc="Sleep this many ms after each non-empty put (a slow sink).")
         )
 
 

@@ -31,6 +31,8 @@ __all__ = [
     "DeadLetterQueueReporter",
     "DeadLetterQueueException",
     "HEADER_PREFIX",
+    "PRODUCER_KEYS",
+    "producer_kwargs",
     "ERROR_HEADER_ORIG_TOPIC",
     "ERROR_HEADER_ORIG_PARTITION",
     "ERROR_HEADER_ORIG_OFFSET",
@@ -61,6 +63,41 @@ ERROR_HEADER_EXCEPTION_STACK_TRACE = HEADER_PREFIX + "exception.stacktrace"
 
 #: Number of partitions of a dead letter queue topic the reporter creates, as in Kafka Connect.
 DLQ_PARTITIONS = 1
+
+#: Producer settings (``producer.*`` / ``producer.override.*``) the DLQ producer honours, beyond the
+#: common client settings: Kafka key → kafka-python argument and type. ``max.request.size`` matters
+#: for records over 1 MB, which the DLQ must be able to take whenever the consumed topic can.
+PRODUCER_KEYS: dict[str, tuple[str, type]] = {
+    "max.request.size": ("max_request_size", int),
+    "compression.type": ("compression_type", str),
+    "linger.ms": ("linger_ms", int),
+    "batch.size": ("batch_size", int),
+    "max.block.ms": ("max_block_ms", int),
+    "delivery.timeout.ms": ("delivery_timeout_ms", int),
+}
+
+
+def producer_kwargs(client_config: Mapping[str, Any]) -> dict[str, Any]:
+    """kafka-python arguments for the :data:`PRODUCER_KEYS` present in ``client_config``.
+
+    Raises:
+        DeadLetterQueueException: a value cannot be read as its type (the message names key and value).
+    """
+    kwargs: dict[str, Any] = {}
+    for key, (argument, kind) in PRODUCER_KEYS.items():
+        value = client_config.get(key)
+        if value is None:
+            continue
+        try:
+            converted = kind(str(value).strip())
+        except ValueError:
+            raise DeadLetterQueueException(
+                f"Invalid value {value!r} for the dead letter queue producer setting {key}: expected {kind.__name__}"
+            ) from None
+        if argument == "compression_type" and converted == "none":
+            converted = None
+        kwargs[argument] = converted
+    return kwargs
 
 
 class DeadLetterQueueException(ConnectException):
@@ -154,7 +191,8 @@ class DeadLetterQueueReporter(Reporter):
         client_config: Kafka-style client settings for the producer and the admin client
             (``security.protocol``, ``sasl.*``, ``ssl.*``; the worker's settings merged with
             ``producer.*``/``producer.override.*`` by the caller), translated with
-            :func:`connect_spark.storage.kafka_util.kafka_client_kwargs`.
+            :func:`connect_spark.storage.kafka_util.kafka_client_kwargs`; the producer also honours
+            :data:`PRODUCER_KEYS` (``max.request.size``, ``compression.type``, ...).
     """
 
     def __init__(
@@ -256,6 +294,7 @@ class DeadLetterQueueReporter(Reporter):
 
         try:
             kwargs = self._client_kwargs(KafkaProducer)
+            kwargs.update(producer_kwargs(self.client_config))
             kwargs.update(
                 client_id=self.producer_client_id,
                 acks="all",

@@ -1,0 +1,705 @@
+"""Compile a connector's converters and transforms to Spark column expressions.
+
+Called by the connector runner: :func:`compile_plan` once when the connector starts (``None``, with
+the reason logged, means "use the per-record path for everything"), then :meth:`ColumnarPlan.apply`
+once per micro-batch on the raw Kafka DataFrame (columns of
+:data:`~connect_spark.runtime.conversion.RAW_COLUMNS`).
+
+:meth:`ColumnarPlan.apply` splits the batch in two, and every raw row lands in exactly one part
+unless a ``Filter`` dropped it:
+
+* ``good`` — a record frame (``RECORD_FRAME_COLUMNS``) of rows the plan *proved* the per-record path
+  would convert without error and to the same values. It is built from column expressions only.
+* ``fallback`` — raw rows (``RAW_COLUMNS``) the plan could not prove convertible: bytes that are not
+  UTF-8, JSON that does not parse or re-serialize identically, a JSON schema that differs from the
+  batch's, a null in a required field, a timestamp below -1, ... The runtime sends them through
+  :class:`~connect_spark.runtime.conversion.RecordConverter`, which applies ``errors.*`` (tolerance,
+  DLQ) exactly as Kafka Connect.
+
+Consumed offsets are *not* part of the output: the runtime computes them from the raw batch
+(:func:`consumed_offsets`, ``max(offset) + 1`` per topic-partition), which covers rows dropped by a
+``Filter`` as well as good and fallback rows.
+
+Data-dependent pieces (a JsonConverter's shape or schema) are resolved per batch from a sample of
+its first ``SAMPLE_ROWS`` rows (one small job each); rows that differ fall back. Every JSON value is
+parsed once per row: the split projection carries a nondeterministic column the filters read, so
+Spark cannot re-inline the parse into them. Callers should persist the raw batch first when it is
+read more than once (good and fallback each read it). Only the Spark entry point is implemented (no ``apply_arrow``).
+
+Coverage: key/value converters ByteArrayConverter, StringConverter (UTF-8), JsonConverter (with and
+without ``schemas.enable``); header converters of any kind (headers stay raw in a frame); transforms
+RegexRouter, ReplaceField ($Key/$Value), DropHeaders and Filter, with the predicates TopicNameMatches,
+HasHeaderKey and RecordIsTombstone (negated or not). Anything else makes :func:`compile_plan` return
+``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable
+
+from connect_spark import plugins
+from connect_spark.api.converters import HeaderConverter
+from connect_spark.api.data import Schema, Type
+from connect_spark.api.data.schema import (
+    DATE_LOGICAL_NAME,
+    DECIMAL_LOGICAL_NAME,
+    TIME_LOGICAL_NAME,
+    TIMESTAMP_LOGICAL_NAME,
+)
+from connect_spark.api.errors import ConnectException
+from connect_spark.api.records import SinkRecord, TopicPartition
+from connect_spark.columnar import variant_schema
+from connect_spark.columnar.records import frame_to_records
+from connect_spark.columnar.types import to_spark_type
+from connect_spark.converters.bytearray import ByteArrayConverter
+from connect_spark.converters.json import JsonConverter
+from connect_spark.converters.string import StringConverter
+from connect_spark.runtime.conversion import RAW_COLUMNS
+from connect_spark.transforms.drop_headers import DropHeaders
+from connect_spark.transforms.filter import Filter
+from connect_spark.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
+from connect_spark.transforms.regex_router import REGEX_CONFIG, REPLACEMENT_CONFIG, RegexRouter
+from connect_spark.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
+
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
+
+__all__ = ["ColumnarPlan", "PlanOutput", "NotVectorizable", "compile_plan", "consumed_offsets"]
+
+log = logging.getLogger(__name__)
+
+_OK = "__columnar_ok"
+_KEEP = "__columnar_keep"
+_BARRIER = "__columnar_barrier"
+
+
+NotVectorizable = variant_schema.NotVectorizable
+
+
+# --- the record as columns ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Part:
+    """The key or the value while the plan builds it.
+
+    Attributes:
+        column: the frame column expression.
+        schema: the Connect schema of non-null values (``None``: schemaless).
+        null_schema: the Connect schema a record with a null here carries.
+        spark_type: the Spark type of ``column`` (needed for schemaless structs).
+    """
+
+    column: "Column"
+    schema: Schema | None
+    null_schema: Schema | None
+    spark_type: Any
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """Every column of the record frame under construction, plus the row's ok / keep conditions."""
+
+    topic: "Column"
+    partition: "Column"
+    key: Part
+    value: Part
+    headers: "Column"
+    ok: "Column"
+    keep: "Column"
+
+    def require(self, condition: "Column") -> "RecordColumns":
+        """Rows where ``condition`` is not true go to the fallback."""
+        from pyspark.sql import functions as F
+
+        return replace(self, ok=self.ok & F.coalesce(condition, F.lit(False)))
+
+
+# --- converters ----------------------------------------------------------------------------------
+
+
+class _ColumnConverter:
+    """A converter as column expressions over one binary column (``key`` or ``value``)."""
+
+    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        """The converted part and the condition under which a row converts exactly; may run one action."""
+        raise NotImplementedError
+
+
+class _ByteArray(_ColumnConverter):
+    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        return Part(F.col(name), Schema.OPTIONAL_BYTES_SCHEMA, Schema.OPTIONAL_BYTES_SCHEMA, T.BinaryType()), F.lit(True)
+
+
+class _Utf8String(_ColumnConverter):
+    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        c = F.col(name)
+        return (Part(c.cast("string"), Schema.OPTIONAL_STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA, T.StringType()),
+                c.isNull() | F.expr(f"is_valid_utf8(`{name}`)"))
+
+
+def _json_text(name: str) -> tuple["Column", "Column", "Column"]:
+    """(text, is-null-or-empty, is-valid-utf8) for a JSON bytes column."""
+    from pyspark.sql import functions as F
+
+    c = F.col(name)
+    return c.cast("string"), c.isNull() | (F.length(c) == 0), F.expr(f"is_valid_utf8(`{name}`)")
+
+
+#: Rows a JSON converter samples (from the head of the batch) to pick the batch's shape or schema.
+SAMPLE_ROWS = 1000
+
+
+def _dominant(raw: "DataFrame", key: "Column") -> list[tuple[str, int]]:
+    """Distinct non-null values of ``key`` over the batch with their counts, most frequent first."""
+    from pyspark.sql import functions as F
+
+    rows = raw.select(key.alias("k")).where(F.col("k").isNotNull()).groupBy("k").count().collect()
+    return sorted(((r["k"], r["count"]) for r in rows), key=lambda kv: -kv[1])
+
+
+class _SchemalessJson(_ColumnConverter):
+    """``schemas.enable=false``: the most frequent JSON shape (``schema_of_variant``) of a sample wins.
+
+    The shape is chosen on the first :data:`SAMPLE_ROWS` rows (one small job); every row is then
+    checked against it. A row converts exactly when its own shape is that shape: same keys, no nulls
+    where the shape has a type, integers where it has BIGINT, fractions where it has DECIMAL/DOUBLE
+    (both FLOAT64, as the per-record converter reads them). Shapes whose values cannot be told apart
+    after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
+    are never chosen. The parse and the shape appear once per row in the projection (Spark's common
+    subexpression elimination evaluates them once).
+    """
+
+    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        _, empty, utf8 = _json_text(name)
+        parsed = F.expr(f"try_parse_json(cast(`{name}` as string))")
+        shape = variant_schema.normalized(F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))"))
+        usable = None
+        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
+        for candidate, _ in _dominant(sample, shape):
+            if candidate == "VOID":
+                continue
+            try:
+                usable = (candidate, variant_schema.to_spark(variant_schema.parse(candidate)))
+                break
+            except NotVectorizable as e:
+                log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
+        if usable is None:
+            null_part = Part(F.lit(None).cast("string"), None, None, T.StringType())
+            return null_part, empty | (utf8 & (shape == F.lit("VOID")))
+        candidate, spark_type = usable
+        column = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
+            parsed.cast(spark_type))
+        return (Part(column, None, None, spark_type),
+                empty | (utf8 & shape.isin(candidate, "VOID")))
+
+
+_ENVELOPE_HEAD = re.compile(r'\s*\{\s*"schema"\s*:\s*')
+_ENVELOPE_MIDDLE = re.compile(r'\s*,\s*"payload"\s*:\s*')
+
+
+def envelope_prefix(text: str) -> tuple[str, Any] | None:
+    """``(prefix, schema JSON)`` of an envelope written schema first, or ``None``.
+
+    The prefix is the exact text up to the payload value (``{"schema":<schema>,"payload":``, with
+    the writer's spacing); rows starting with it carry byte for byte the same schema.
+    """
+    head = _ENVELOPE_HEAD.match(text)
+    if head is None:
+        return None
+    try:
+        schema, end = json.JSONDecoder().raw_decode(text, head.end())
+    except ValueError:
+        return None
+    middle = _ENVELOPE_MIDDLE.match(text, end)
+    return None if middle is None else (text[:middle.end()], schema)
+
+
+class _EnvelopeJson(_ColumnConverter):
+    """``schemas.enable=true``: one JSON schema per batch, the most frequent of a sample.
+
+    Fast form (envelopes written schema first, as Kafka's JsonConverter does): the sample's most
+    frequent *prefix* ``{"schema":<schema>,"payload":`` is found on the driver, and a row converts
+    exactly when it starts with that prefix (same schema, compared as bytes), ends with ``}``, its
+    payload text (between the two) parsed to the Spark type re-serializes to the same JSON (so no
+    lenient coercion went unnoticed; text spaced differently is compared with ``get_json_object``
+    and the envelope's keys checked instead) and required fields are non-null. Other layouts use the
+    generic form: the batch's most frequent ``schema`` part, the envelope parsed per row. Only STRUCT
+    schemas are vectorized; Decimal and maps with non-string keys are not.
+    """
+
+    def __init__(self, converter: JsonConverter) -> None:
+        self.converter = converter
+
+    def _schema(self, schema_json: Any) -> tuple[Schema, Any]:
+        schema = self.converter.as_connect_schema(schema_json)
+        if schema is None or schema.type is not Type.STRUCT:
+            raise NotVectorizable(f"payload schema is not a struct: {schema}")
+        return schema, _json_parse_type(schema)
+
+    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        from pyspark.sql import functions as F
+
+        prefixes: dict[str, int] = {}
+        schemas: dict[str, Any] = {}
+        rows = raw.select(name).where(F.col(name).isNotNull()).limit(SAMPLE_ROWS).collect()
+        for row in rows:
+            try:
+                found = envelope_prefix(bytes(row[0]).decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+            if found is not None:
+                prefixes[found[0]] = prefixes.get(found[0], 0) + 1
+                schemas[found[0]] = found[1]
+        if not prefixes:
+            return self._generic(raw, name)
+        prefix = max(prefixes, key=lambda p: prefixes[p])
+        try:
+            schema, parse_type = self._schema(schemas[prefix])
+        except Exception as e:
+            log.info("JSON schema of this batch is not vectorizable (%s); using the per-record path", e)
+            return self._generic(raw, name)
+        text, empty, utf8 = _json_text(name)
+        start = len(prefix) + 1
+        payload_text = text.substr(F.lit(start), F.length(text) - start)
+        # an option (the default mode) keeps Spark from splitting the parse into one pruned
+        # from_json per field the checks read (it only prunes option-less from_json)
+        payload = F.from_json(payload_text, parse_type, {"mode": "PERMISSIVE"})
+        column, guard = _json_to_frame(payload, schema)
+        serialized = F.to_json(payload, {"ignoreNullFields": "false"})
+        same_json = (serialized == payload_text) | (
+            (serialized == F.get_json_object(text, "$.payload"))
+            & (F.array_sort(F.json_object_keys(text)) == F.array(F.lit("payload"), F.lit("schema"))))
+        checks = [text.startswith(prefix), text.endswith("}"), payload.isNotNull(), same_json]
+        if guard is not None:
+            checks.append(guard)
+        ok = utf8
+        for check in checks:
+            ok = ok & F.coalesce(check, F.lit(False))
+        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, to_spark_type(schema)),
+                empty | ok)
+
+    def _generic(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        text, empty, utf8 = _json_text(name)
+        schema_text = F.get_json_object(text, "$.schema")
+        tombstone = Part(F.lit(None).cast("string"), None, None, T.StringType())
+        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
+        for candidate, _ in _dominant(sample, schema_text)[:1]:
+            try:
+                schema, parse_type = self._schema(json.loads(candidate))
+            except Exception as e:
+                log.info("JSON schema of this batch is not vectorizable (%s); using the per-record path", e)
+                break
+            envelope = F.from_json(text, T.StructType([T.StructField("payload", parse_type)]))
+            payload = envelope["payload"]
+            column, guard = _json_to_frame(payload, schema)
+            checks = [
+                F.array_sort(F.json_object_keys(text)) == F.array(F.lit("payload"), F.lit("schema")),
+                schema_text == F.lit(candidate),
+                payload.isNotNull(),
+                F.to_json(payload, {"ignoreNullFields": "false"}) == F.get_json_object(text, "$.payload"),
+            ]
+            if guard is not None:
+                checks.append(guard)
+            ok = utf8
+            for check in checks:
+                ok = ok & F.coalesce(check, F.lit(False))
+            return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, to_spark_type(schema)),
+                    empty | ok)
+        return tombstone, empty
+
+
+def _json_parse_type(schema: Schema) -> Any:
+    """The Spark type ``from_json`` reads a payload of ``schema`` with (logical types as their encoding)."""
+    from pyspark.sql import types as T
+
+    name = schema.name
+    if name == DECIMAL_LOGICAL_NAME:
+        raise NotVectorizable("Decimal payloads are not vectorized")
+    if name in (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME):
+        return T.IntegerType()
+    if name == TIMESTAMP_LOGICAL_NAME:
+        return T.LongType()
+    t = schema.type
+    if t is Type.BYTES:
+        return T.StringType()
+    if t is Type.ARRAY:
+        return T.ArrayType(_json_parse_type(schema.value_schema), True)
+    if t is Type.MAP:
+        if schema.key_schema.type is not Type.STRING or schema.key_schema.name is not None:
+            raise NotVectorizable("maps with non-string keys are not vectorized")
+        return T.MapType(T.StringType(), _json_parse_type(schema.value_schema), True)
+    if t is Type.STRUCT:
+        return T.StructType([T.StructField(f.name, _json_parse_type(f.schema), True) for f in schema.fields])
+    return to_spark_type(schema)
+
+
+def _and(a: "Column | None", b: "Column | None") -> "Column | None":
+    if a is None:
+        return b
+    return a if b is None else a & b
+
+
+def _json_to_frame(c: "Column", schema: Schema) -> tuple["Column", "Column | None"]:
+    """The frame column for a parsed JSON payload of ``schema``, and the rows' exactness guard (or None).
+
+    The guard requires non-null values where the schema is required or has a default (the per-record
+    converter raises or substitutes), range checks for Date/Time/Timestamp, canonical base64 for bytes.
+    """
+    from pyspark.sql import functions as F
+
+    name = schema.name
+    if name == DATE_LOGICAL_NAME:
+        return F.date_from_unix_date(c), c.between(-719162, 2932896)
+    if name == TIME_LOGICAL_NAME:
+        return c, (c >= 0) & (c < 86_400_000)
+    if name == TIMESTAMP_LOGICAL_NAME:
+        return F.timestamp_millis(c), c.between(-62135596800000, 253402300799999)
+    t = schema.type
+    if t is Type.BYTES:
+        decoded = F.unbase64(c)
+        return decoded, F.base64(decoded) == c
+    if t is Type.STRUCT:
+        parts, guard, changed = [], None, False
+        for f in schema.fields:
+            fc = c[f.name]
+            converted, child_guard = _json_to_frame(fc, f.schema)
+            changed = changed or converted is not fc
+            parts.append(converted.alias(f.name))
+            if not f.schema.is_optional or f.schema.default_value is not None:
+                guard = _and(guard, fc.isNotNull())
+            if child_guard is not None:
+                guard = _and(guard, fc.isNull() | child_guard)
+        column = F.when(c.isNull(), F.lit(None)).otherwise(F.struct(*parts)) if changed else c
+        return column, guard
+    if t in (Type.ARRAY, Type.MAP):
+        element = schema.value_schema
+        probe = {}
+
+        def convert(x: "Column") -> "Column":
+            converted, g = _json_to_frame(x, element)
+            probe["guard"], probe["changed"] = g, converted is not x
+            return converted
+
+        elements = c if t is Type.ARRAY else F.map_values(c)
+        column = F.transform(c, convert) if t is Type.ARRAY else F.transform_values(c, lambda k, v: convert(v))
+        element_guard = probe.get("guard")
+        guard = None
+        required = not element.is_optional or element.default_value is not None
+        if required or element_guard is not None:
+            def check(x: "Column") -> "Column":
+                cond = x.isNotNull() if required else F.lit(True)
+                g = _json_to_frame(x, element)[1]
+                return cond & (x.isNull() | g) if g is not None else cond
+            guard = c.isNull() | F.forall(elements, check)
+        return (column if probe.get("changed") else c), guard
+    return c, None
+
+
+def _converter(converter: Any, which: str) -> _ColumnConverter:
+    kind = type(converter)
+    if kind is ByteArrayConverter:
+        return _ByteArray()
+    if kind is StringConverter:
+        if converter.encoding != "utf-8":
+            raise NotVectorizable(f"{which} StringConverter encoding {converter.encoding} (only UTF-8 is vectorized)")
+        return _Utf8String()
+    if kind is JsonConverter:
+        return _EnvelopeJson(converter) if converter.schemas_enabled else _SchemalessJson()
+    raise NotVectorizable(f"{which} {kind.__name__} has no vectorized form")
+
+
+# --- transforms and predicates ------------------------------------------------------------------
+
+
+def _java_full_match(regex: str) -> str:
+    return f"^(?:{regex})\\z"
+
+
+def _predicate(predicate: Any, props: dict[str, Any]) -> Callable[[RecordColumns], "Column"]:
+    from pyspark.sql import functions as F
+
+    kind = type(predicate)
+    if kind is TopicNameMatches:
+        # the instance holds a translated Python regex; Spark wants the configured Java one
+        pattern = _java_full_match(predicate.config().parse(props)["pattern"])
+        return lambda r: r.topic.isNotNull() & r.topic.rlike(pattern)
+    if kind is HasHeaderKey:
+        name = predicate.name
+        return lambda r: F.coalesce(F.exists(r.headers, lambda h: h["key"] == F.lit(name)), F.lit(False))
+    if kind is RecordIsTombstone:
+        return lambda r: r.value.column.isNull()
+    raise NotVectorizable(f"predicate {kind.__name__} has no vectorized form")
+
+
+def _regex_router(transform: Any, props: dict[str, Any]) -> Callable[[RecordColumns], RecordColumns]:
+    from pyspark.sql import functions as F
+
+    values = transform.parse_config(props)
+    pattern = _java_full_match(values[REGEX_CONFIG])
+    replacement = values[REPLACEMENT_CONFIG]
+
+    def apply(r: RecordColumns) -> RecordColumns:
+        routed = F.when(r.topic.rlike(pattern), F.regexp_replace(r.topic, pattern, replacement)).otherwise(r.topic)
+        return replace(r, topic=routed)
+    return apply
+
+
+def _drop_headers(transform: Any) -> Callable[[RecordColumns], RecordColumns]:
+    from pyspark.sql import functions as F
+
+    names = sorted(transform.headers)
+
+    def apply(r: RecordColumns) -> RecordColumns:
+        dropped = F.array(*[F.lit(n) for n in names])
+        return replace(r, headers=F.filter(r.headers, lambda h: ~F.array_contains(dropped, h["key"])))
+    return apply
+
+
+def _replace_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColumns]:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    def apply(r: RecordColumns) -> RecordColumns:
+        part = r.key if on_key else r.value
+        if not isinstance(part.spark_type, T.StructType):
+            raise NotVectorizable(f"ReplaceField on a {part.spark_type.simpleString()} column")
+        kept = [f for f in part.spark_type.fields if transform.keeps(f.name)]
+        new_names = [transform.renamed(f.name) for f in kept]
+        if not kept or len(set(new_names)) != len(new_names):
+            raise NotVectorizable("ReplaceField leaves no field or two fields with one name")
+        column = F.when(part.column.isNull(), F.lit(None)).otherwise(
+            F.struct(*[part.column[f.name].alias(n) for f, n in zip(kept, new_names)]))
+        spark_type = T.StructType([T.StructField(n, f.dataType, f.nullable) for f, n in zip(kept, new_names)])
+        schema = None if part.schema is None else transform._updated_schema(part.schema)
+        new_part = Part(column, schema, part.null_schema, spark_type)
+        return replace(r, key=new_part) if on_key else replace(r, value=new_part)
+    return apply
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One compiled transform with its optional predicate."""
+
+    alias: str
+    apply: Callable[[RecordColumns], RecordColumns] | None  # None: a Filter
+    condition: Callable[[RecordColumns], "Column"] | None
+    negate: bool
+    reshapes: bool  # changes the key/value type, so it cannot run conditionally
+
+    def run(self, r: RecordColumns) -> RecordColumns:
+        from pyspark.sql import functions as F
+
+        applies = None
+        if self.condition is not None:
+            tested = F.coalesce(self.condition(r), F.lit(False))
+            applies = ~tested if self.negate else tested
+        if self.apply is None:  # Filter
+            return replace(r, keep=r.keep & (~applies if applies is not None else F.lit(False)))
+        if applies is None:
+            return self.apply(r)
+        if self.reshapes:
+            raise NotVectorizable(f"transform {self.alias} changes the record shape under a predicate")
+        done = self.apply(r)
+        return replace(r, topic=F.when(applies, done.topic).otherwise(r.topic),
+                       headers=F.when(applies, done.headers).otherwise(r.headers))
+
+
+def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, predicate_props: dict[str, Any],
+          negate: bool) -> _Step:
+    kind = type(transform)
+    condition = _predicate(predicate, predicate_props) if predicate is not None else None
+    if kind is Filter:
+        return _Step(alias, None, condition, negate, False)
+    if kind is RegexRouter:
+        return _Step(alias, _regex_router(transform, props), condition, negate, False)
+    if kind is DropHeaders:
+        return _Step(alias, _drop_headers(transform), condition, negate, False)
+    if kind in (ReplaceFieldKey, ReplaceFieldValue):
+        return _Step(alias, _replace_field(transform, kind is ReplaceFieldKey), condition, negate, True)
+    raise NotVectorizable(f"transform {alias} ({kind.__name__}) has no vectorized form")
+
+
+# --- the plan ---------------------------------------------------------------------------------
+
+
+@dataclass
+class PlanOutput:
+    """One batch split by a plan.
+
+    Attributes:
+        good: the record frame of rows converted by column expressions.
+        fallback: the raw rows (``RAW_COLUMNS``) for the per-record path.
+        key_schema, value_schema: Connect schemas of the non-null keys / values in ``good``
+            (``None``: schemaless).
+        null_key_schema, null_value_schema: the schemas records with a null key / value carry.
+        header_converter: converts the raw headers when records are built.
+    """
+
+    good: "DataFrame"
+    fallback: "DataFrame"
+    key_schema: Schema | None
+    value_schema: Schema | None
+    null_key_schema: Schema | None
+    null_value_schema: Schema | None
+    header_converter: HeaderConverter | None = None
+
+    def to_records(self, table: "pa.Table") -> list[SinkRecord]:
+        """``SinkRecord``s of an Arrow table of ``good`` rows (e.g. ``good.toArrow()`` or a mapInArrow batch)."""
+        return frame_to_records(table, self.key_schema, self.value_schema, null_key_schema=self.null_key_schema,
+                                null_value_schema=self.null_value_schema, header_converter=self.header_converter)
+
+
+@dataclass
+class ColumnarPlan:
+    """A connector's converters and transforms as column expressions (see the module docstring)."""
+
+    key: _ColumnConverter
+    value: _ColumnConverter
+    steps: list[_Step]
+    header_converter: HeaderConverter | None = None
+    #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
+    batch_fallback_reasons: list[str] = field(default_factory=list)
+
+    def apply(self, raw: "DataFrame") -> PlanOutput:
+        """Split a raw batch into good (record frame) and fallback (raw) rows.
+
+        Runs at most one small aggregation per JSON converter to learn the batch's schema; the returned
+        DataFrames are lazy. Never raises for data: a batch the plan cannot handle falls back whole.
+        """
+        from pyspark.sql import functions as F
+
+        try:
+            key, key_ok = self.key.resolve(raw, "key")
+            value, value_ok = self.value.resolve(raw, "value")
+            ts = F.col("timestamp_ms")
+            record = RecordColumns(
+                topic=F.col("topic"), partition=F.col("partition"), key=key, value=value,
+                headers=F.col("headers"), ok=F.lit(True), keep=F.lit(True),
+            ).require(key_ok).require(value_ok).require(ts.isNull() | (ts >= -1))
+            for step in self.steps:
+                record = step.run(record)
+        except NotVectorizable as e:
+            self.batch_fallback_reasons.append(str(e))
+            log.info("Batch not vectorizable (%s); every row takes the per-record path", e)
+            return PlanOutput(raw.limit(0).select(*_frame_columns_for_empty()), raw.select(*RAW_COLUMNS),
+                              None, None, None, None, self.header_converter)
+        no_timestamp = ts.isNull() | (ts == -1)
+        staged = raw.select(
+            *RAW_COLUMNS,
+            record.topic.alias("__topic"),
+            record.partition.alias("__partition"),
+            F.when(no_timestamp, F.lit(None)).otherwise(F.timestamp_millis(ts)).alias("__timestamp"),
+            F.when(no_timestamp | ~F.col("timestamp_type").isin(0, 1), F.lit(-1))
+            .otherwise(F.col("timestamp_type")).cast("int").alias("__timestamp_type"),
+            record.key.column.alias("__key"),
+            record.value.column.alias("__value"),
+            record.headers.alias("__headers"),
+            record.ok.alias(_OK),
+            record.keep.alias(_KEEP),
+            # nondeterministic, so the optimizer keeps the filters below above this projection
+            # instead of re-inlining its expensive expressions (JSON parsing) into them
+            F.spark_partition_id().alias(_BARRIER),
+        )
+        barrier = F.col(_BARRIER) >= 0  # always true; referenced so that the column stays
+        good = staged.where(F.col(_OK) & F.col(_KEEP) & barrier).select(
+            F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), "offset",
+            F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
+            F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
+            F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
+            F.col("offset").alias("original_offset"),
+        )
+        fallback = staged.where(~F.col(_OK) & barrier).select(*RAW_COLUMNS)
+        return PlanOutput(good, fallback, record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema,
+                          self.header_converter)
+
+
+def _frame_columns_for_empty() -> list["Column"]:
+    from pyspark.sql import functions as F
+
+    return [F.col("topic"), F.col("partition"), F.col("offset"),
+            F.timestamp_millis(F.col("timestamp_ms")).alias("timestamp"),
+            F.col("timestamp_type").cast("int").alias("timestamp_type"), F.col("key"), F.col("value"),
+            F.col("headers"), F.col("topic").alias("original_topic"),
+            F.col("partition").alias("original_partition"), F.col("offset").alias("original_offset")]
+
+
+def consumed_offsets(raw: "DataFrame") -> dict[TopicPartition, int]:
+    """Next offset per topic-partition of a raw batch (``max(offset) + 1``): what the batch consumed.
+
+    Covers good, fallback and filtered rows alike. One aggregation; persist ``raw`` when reused.
+    """
+    from pyspark.sql import functions as F
+
+    rows = raw.groupBy("topic", "partition").agg(F.max("offset").alias("m")).collect()
+    return {TopicPartition(r["topic"], r["partition"]): r["m"] + 1 for r in rows}
+
+
+def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
+               stages: list[tuple[str, Any, dict[str, Any], Any, dict[str, Any], bool]]) -> ColumnarPlan:
+    """A plan from configured instances.
+
+    ``stages``: (alias, transform, transform props, predicate or None, predicate props, negate).
+
+    Raises:
+        NotVectorizable: naming the first piece with no vectorized form.
+    """
+    key = _converter(key_converter, "key.converter")
+    value = _converter(value_converter, "value.converter")
+    steps = [_step(*stage) for stage in stages]
+    return ColumnarPlan(key, value, steps, header_converter)
+
+
+def compile_plan(connector: "ConnectorConfig", worker: "WorkerConfig") -> ColumnarPlan | None:
+    """The vectorized plan of a connector, or ``None`` (reason logged at INFO) when a piece has none.
+
+    Converters, transforms and predicates are instantiated and configured as ``runtime/task_builder``
+    does; the plan keeps them only to read their settings (and the header converter, for records).
+    """
+    try:
+        converters = []
+        for which in ("key.converter", "value.converter", "header.converter"):
+            class_name, props = connector.converter_config(which, worker)
+            kind = "header_converter" if which == "header.converter" else "converter"
+            instance = plugins.instantiate(kind, class_name, key=which)
+            if kind == "header_converter":
+                instance.configure(props)
+            else:
+                instance.configure(props, which == "key.converter")
+            converters.append(instance)
+        predicates = {}
+        for p in connector.predicate_configs():
+            instance = plugins.instantiate("predicate", p.type, key=f"predicates.{p.alias}.type")
+            instance.configure(p.props)
+            predicates[p.alias] = (instance, p.props)
+        stages = []
+        for t in connector.transform_configs():
+            instance = plugins.instantiate("transform", t.type, key=f"transforms.{t.alias}.type")
+            instance.configure(t.props)
+            predicate, predicate_props = predicates[t.predicate] if t.predicate else (None, {})
+            stages.append((t.alias, instance, t.props, predicate, predicate_props, t.negate))
+        return build_plan(converters[0], converters[1], converters[2], stages)
+    except NotVectorizable as e:
+        log.info("Connector %s uses the per-record conversion path: %s", connector.name, e)
+        return None
+

@@ -1,0 +1,253 @@
+"""Record frames (Arrow tables with :data:`~connect_spark.api.bulk.RECORD_FRAME_COLUMNS`) ⇄ ``SinkRecord``.
+
+Called by the runtime at the border between the two conversion paths:
+
+* :func:`frame_to_records` — a record task fed by a vectorized plan: the plan's good rows arrive as
+  Arrow and the task wants ``SinkRecord`` objects. Values are rebuilt from ``to_pylist`` output with a
+  converter compiled once per schema (Structs are filled without re-validation: the plan only lets
+  through rows whose values the per-record path would have accepted).
+* :func:`records_to_frame` — a bulk task fed by the per-record fallback: converted records back into
+  the record frame layout.
+
+Headers travel raw in a frame (``array<struct<key, value binary>>``); ``frame_to_records`` converts
+them with the connector's header converter, as the per-record path does.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connect_spark.api.converters import HeaderConverter
+from connect_spark.api.data import Schema, Struct, Type
+from connect_spark.api.data.logical import Time, Timestamp
+from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
+from connect_spark.api.errors import DataException
+from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
+from connect_spark.columnar.types import to_arrow_type
+
+__all__ = ["frame_to_records", "records_to_frame", "value_reader", "FRAME_HEADERS_TYPE"]
+
+#: The Arrow type of a record frame's ``headers`` column.
+FRAME_HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+
+_SAME: Any = object()
+_TIMESTAMP_TYPES = {t.value: t for t in TimestampType}
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def value_reader(schema: Schema | None) -> Callable[[Any], Any]:
+    """A function turning one ``to_pylist`` value of a frame column into the Connect value for ``schema``.
+
+    ``None`` (schemaless data) turns structs into dicts, as a schemaless JsonConverter produces.
+    Null stays ``None``.
+    """
+    if schema is None:
+        return _schemaless
+    name = schema.name
+    if name == TIME_LOGICAL_NAME:
+        return lambda v: Time.to_logical(schema, v) if isinstance(v, int) else v
+    if name == TIMESTAMP_LOGICAL_NAME:
+        return lambda v: v.astimezone(datetime.timezone.utc) if isinstance(v, datetime.datetime) \
+            else (None if v is None else Timestamp.to_logical(schema, v))
+    t = schema.type
+    if t is Type.STRUCT:
+        fields = [(f.name, value_reader(f.schema)) for f in schema.fields]
+        if all(read is _identity for _, read in fields):
+            names = [n for n, _ in fields]
+
+            def read_flat_struct(v: Any) -> Any:
+                if v is None:
+                    return None
+                struct = Struct.__new__(Struct)
+                struct._schema = schema
+                struct._values = [v[n] for n in names]
+                return struct
+            return read_flat_struct
+
+        def read_struct(v: Any) -> Any:
+            if v is None:
+                return None
+            struct = Struct.__new__(Struct)
+            struct._schema = schema
+            struct._values = [read(v[n]) for n, read in fields]
+            return struct
+        return read_struct
+    if t is Type.ARRAY:
+        read_element = value_reader(schema.value_schema)
+        if read_element is _identity:
+            return _identity
+        return lambda v: None if v is None else [read_element(x) for x in v]
+    if t is Type.MAP:
+        read_key, read_value = value_reader(schema.key_schema), value_reader(schema.value_schema)
+        return lambda v: None if v is None else {read_key(k): read_value(x) for k, x in v}
+    return _identity
+
+
+def _schemaless(value: Any) -> Any:
+    if isinstance(value, list) and value and isinstance(value[0], tuple):  # an Arrow map's pairs
+        return {k: _schemaless(v) for k, v in value}
+    if isinstance(value, dict):
+        return {k: _schemaless(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_schemaless(v) for v in value]
+    return value
+
+
+def _has_map(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_map(arrow_type):
+        return True
+    if pa.types.is_struct(arrow_type):
+        return any(_has_map(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _has_map(arrow_type.value_type)
+    return False
+
+
+def _schemaless_reader(arrow_type: pa.DataType) -> Callable[[Any], Any]:
+    """Arrow's ``to_pylist`` already gives fresh dicts and lists; only maps (pairs) need rebuilding."""
+    return _schemaless if _has_map(arrow_type) else _identity
+
+
+def _millis(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """Epoch milliseconds of a timestamp column (floored, as Kafka's timestamps are whole millis)."""
+    if not pa.types.is_timestamp(column.type):
+        return column.to_pylist()
+    ints = pc.cast(column, pa.int64()).to_pylist()
+    unit = column.type.unit
+    if unit == "ms":
+        return ints
+    if unit == "s":
+        return [None if x is None else x * 1000 for x in ints]
+    per_ms = 1000 if unit == "us" else 1_000_000
+    return [None if x is None else x // per_ms for x in ints]
+
+
+def frame_to_records(
+    table: pa.Table,
+    key_schema: Schema | None,
+    value_schema: Schema | None,
+    *,
+    null_key_schema: Schema | None = _SAME,
+    null_value_schema: Schema | None = _SAME,
+    header_converter: HeaderConverter | None = None,
+) -> list[SinkRecord]:
+    """``SinkRecord``s for the rows of a record frame, in row order.
+
+    Args:
+        table: a record frame (the columns of ``RECORD_FRAME_COLUMNS``).
+        key_schema, value_schema: the Connect schemas of the key and value columns (``None`` for
+            schemaless data).
+        null_key_schema, null_value_schema: the schema a record with a null key / value carries
+            (a converter decides: a StringConverter gives OPTIONAL_STRING, a JsonConverter none);
+            the same as ``key_schema`` / ``value_schema`` when not given.
+        header_converter: turns the raw header bytes into Connect headers; Kafka's default
+            (SimpleHeaderConverter) when not given.
+    """
+    if header_converter is None:
+        from connect_spark.converters.header import SimpleHeaderConverter
+        header_converter = SimpleHeaderConverter()
+    null_key_schema = key_schema if null_key_schema is _SAME else null_key_schema
+    null_value_schema = value_schema if null_value_schema is _SAME else null_value_schema
+    col = table.column
+    read_key = _schemaless_reader(col("key").type) if key_schema is None else value_reader(key_schema)
+    read_value = _schemaless_reader(col("value").type) if value_schema is None else value_reader(value_schema)
+    topics, partitions, offsets = col("topic").to_pylist(), col("partition").to_pylist(), col("offset").to_pylist()
+    timestamps, ts_types = _millis(col("timestamp")), col("timestamp_type").to_pylist()
+    keys, values, headers = col("key").to_pylist(), col("value").to_pylist(), col("headers").to_pylist()
+    o_topics, o_partitions = col("original_topic").to_pylist(), col("original_partition").to_pylist()
+    o_offsets = col("original_offset").to_pylist()
+    no_type = TimestampType.NO_TIMESTAMP_TYPE
+    records = []
+    for i in range(table.num_rows):
+        key, value, raw_headers, original_topic = keys[i], values[i], headers[i], o_topics[i]
+        converted = Headers()
+        if raw_headers:
+            for h in raw_headers:
+                hv = header_converter.to_connect_header(original_topic, h["key"], h["value"])
+                converted.add_header(Header(h["key"], hv.value, hv.schema))
+        timestamp = timestamps[i]
+        records.append(SinkRecord(
+            topic=topics[i],
+            kafka_partition=partitions[i],
+            key_schema=key_schema if key is not None else null_key_schema,
+            key=read_key(key) if key is not None else None,
+            value_schema=value_schema if value is not None else null_value_schema,
+            value=read_value(value) if value is not None else None,
+            kafka_offset=offsets[i],
+            timestamp=timestamp,
+            timestamp_type=no_type if timestamp is None else _TIMESTAMP_TYPES.get(ts_types[i], no_type),
+            headers=converted,
+            original_topic=original_topic,
+            original_kafka_partition=o_partitions[i],
+            original_kafka_offset=o_offsets[i],
+        ))
+    return records
+
+
+def _to_arrow_value(schema: Schema | None) -> Callable[[Any], Any]:
+    if schema is None:
+        return _identity
+    t = schema.type
+    if t is Type.STRUCT:
+        fields = [(f, _to_arrow_value(f.schema)) for f in schema.fields]
+        return lambda v: None if v is None else {f.name: conv(v.get(f)) for f, conv in fields}
+    if t is Type.ARRAY:
+        conv = _to_arrow_value(schema.value_schema)
+        return lambda v: None if v is None else [conv(x) for x in v]
+    if t is Type.MAP:
+        ck, cv = _to_arrow_value(schema.key_schema), _to_arrow_value(schema.value_schema)
+        return lambda v: None if v is None else [(ck(k), cv(x)) for k, x in v.items()]
+    if schema.name == TIME_LOGICAL_NAME:
+        return lambda v: v.replace(tzinfo=None) if isinstance(v, datetime.time) else v
+    return _identity
+
+
+def _column(values: list[Any], schemas: list[Schema | None], which: str) -> pa.Array:
+    schema = next((s for s, v in zip(schemas, values) if s is not None and v is not None), None)
+    if schema is None:
+        return pa.array(values) if any(v is not None for v in values) else pa.nulls(len(values))
+    for other, v in zip(schemas, values):
+        if v is not None and other is not None and other != schema:
+            raise DataException(f"Records of one frame must share one {which} schema: {schema} and {other}")
+    conv = _to_arrow_value(schema)
+    return pa.array([conv(v) for v in values], type=to_arrow_type(schema))
+
+
+def records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> pa.Table:
+    """A record frame holding ``records`` (as a bulk task receives them).
+
+    Key and value columns are typed from the first non-null key / value schema; schemaless values are
+    left to Arrow's inference (dicts become structs). Headers are written back to bytes with
+    ``header_converter`` (SimpleHeaderConverter by default).
+
+    Raises:
+        DataException: when records disagree on the key or value schema.
+    """
+    if header_converter is None:
+        from connect_spark.converters.header import SimpleHeaderConverter
+        header_converter = SimpleHeaderConverter()
+    ts_type = pa.timestamp("us", tz="UTC")
+    headers = [[{"key": h.key, "value": header_converter.from_connect_header(r.topic, h.key, h.schema, h.value)}
+                for h in r.headers] for r in records]
+    columns = {
+        "topic": pa.array([r.topic for r in records], pa.string()),
+        "partition": pa.array([r.kafka_partition for r in records], pa.int32()),
+        "offset": pa.array([r.kafka_offset for r in records], pa.int64()),
+        "timestamp": pa.array([None if r.timestamp is None else r.timestamp * 1000 for r in records],
+                              pa.int64()).cast(ts_type),
+        "timestamp_type": pa.array([r.timestamp_type.value for r in records], pa.int32()),
+        "key": _column([r.key for r in records], [r.key_schema for r in records], "key"),
+        "value": _column([r.value for r in records], [r.value_schema for r in records], "value"),
+        "headers": pa.array(headers, FRAME_HEADERS_TYPE),
+        "original_topic": pa.array([r.original_topic for r in records], pa.string()),
+        "original_partition": pa.array([r.original_kafka_partition for r in records], pa.int32()),
+        "original_offset": pa.array([r.original_kafka_offset for r in records], pa.int64()),
+    }
+    return pa.table(columns)

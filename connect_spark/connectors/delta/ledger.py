@@ -1,0 +1,115 @@
+"""The Kafka offsets a Delta table holds: stored in each commit the sink makes, read back at ``open``.
+
+Why commit metadata (``userMetadata``) plus a transaction identifier (``txnAppId``/``txnVersion``):
+
+* The offsets must be written *atomically with the data*: both options are part of the same Delta
+  commit as the rows, so a commit either carries both or neither.
+* ``userMetadata`` holds an arbitrary JSON document, so one commit can record the next offset of
+  *every* Kafka partition written so far (a write usually spans several partitions, while a
+  transaction identifier holds one number). The document is cumulative — each commit repeats the
+  offsets of partitions it did not touch — so reading the latest commit of this connector is enough.
+  It is also visible to operators in ``DESCRIBE HISTORY``.
+* ``txnAppId = connect-spark:<connector>`` with ``txnVersion = <commit sequence>`` guards what the
+  offsets alone cannot: two writers of the same connector (a zombie task after a failover) that both
+  read sequence N. Delta rejects the second concurrent commit of version N+1 for the same app id
+  (conflict check) and skips a later one (version already recorded) instead of adding rows twice.
+  A write that failed *after* its commit is handled by the task: it reads the table's offsets again
+  before the retry, and the re-delivered records are dropped.
+
+Spark's micro-batch id is never used: it restarts with every checkpoint generation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
+
+from connect_spark.api.records import TopicPartition
+
+if TYPE_CHECKING:
+    from delta.tables import DeltaTable
+
+__all__ = ["StoredOffsets", "read_stored_offsets", "MARKER"]
+
+log = logging.getLogger(__name__)
+
+#: The top-level key of the userMetadata document written by this sink.
+MARKER = "connect_spark"
+
+#: History windows read in turn while looking for the latest commit of this connector.
+_HISTORY_WINDOWS = (20, 500, None)
+
+
+@dataclass
+class StoredOffsets:
+    """What one table holds for one connector: the next offset per Kafka partition, and the commit sequence.
+
+    Attributes:
+        connector: the connector name the offsets belong to (several connectors may share a table).
+        offsets: original topic-partition → next offset to read (last written + 1).
+        sequence: how many data commits this connector made to the table; the next uses ``sequence + 1``.
+    """
+
+    connector: str
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    sequence: int = 0
+
+    @property
+    def app_id(self) -> str:
+        """The Delta transaction application id of this connector."""
+        return f"connect-spark:{self.connector}"
+
+    def advanced(self, written: Mapping[TopicPartition, int]) -> "StoredOffsets":
+        """The state after a commit that wrote records up to ``written`` (next offsets), one sequence later."""
+        merged = dict(self.offsets)
+        for tp, next_offset in written.items():
+            merged[tp] = max(next_offset, merged.get(tp, 0))
+        return StoredOffsets(self.connector, merged, self.sequence + 1)
+
+    def to_metadata(self) -> str:
+        """The JSON document stored as the commit's ``userMetadata``."""
+        by_topic: dict[str, dict[str, int]] = {}
+        for tp, off in sorted(self.offsets.items()):
+            by_topic.setdefault(tp.topic, {})[str(tp.partition)] = off
+        return json.dumps({MARKER: {"v": 1, "connector": self.connector, "sequence": self.sequence,
+                                    "offsets": by_topic}}, separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_metadata(cls, text: str | None, connector: str) -> "StoredOffsets | None":
+        """Parse a commit's ``userMetadata``; ``None`` when it is not this connector's document."""
+        if not text or MARKER not in text:
+            return None
+        try:
+            doc = json.loads(text)[MARKER]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(doc, dict) or doc.get("connector") != connector:
+            return None
+        offsets = {
+            TopicPartition(topic, int(partition)): int(off)
+            for topic, partitions in doc.get("offsets", {}).items()
+            for partition, off in partitions.items()
+        }
+        return cls(connector, offsets, int(doc.get("sequence", 0)))
+
+
+def read_stored_offsets(table: "DeltaTable", connector: str) -> StoredOffsets:
+    """The offsets of the latest commit ``connector`` made to ``table`` (empty when it made none).
+
+    Called by the task when it first uses a table (at ``open`` for the tables it can name, or at the
+    first write). Reads the table history newest first, in growing windows, so a table written by
+    this connector recently costs one small read.
+    """
+    for window in _HISTORY_WINDOWS:
+        history = table.history(window) if window else table.history()
+        rows = history.select("version", "userMetadata").orderBy("version", ascending=False).collect()
+        for row in rows:
+            stored = StoredOffsets.from_metadata(row["userMetadata"], connector)
+            if stored is not None:
+                log.debug("Delta version %s holds offsets of %s: %s", row["version"], connector, stored.offsets)
+                return stored
+        if window is None or len(rows) < window:
+            break
+    return StoredOffsets(connector)

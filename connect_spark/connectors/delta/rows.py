@@ -1,0 +1,123 @@
+"""From a record frame to the rows of a Delta table: columns, keys, tombstones, last-wins.
+
+Pure DataFrame expressions (no action runs here), called by the task for each table's slice of a
+micro-batch. The table's columns are:
+
+* the key columns (``pk.mode=record_key``): the key struct's fields, or the primitive key under one name;
+* the value's fields when the value is a struct, otherwise the value under the column ``value``;
+* the Kafka coordinate columns that are configured (``delta.column.*``).
+
+Two helper columns travel with the rows and are never written: :data:`TOMBSTONE` (the value was null)
+and :data:`ORDER` (the record's offset, to pick the last record per key).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from pyspark.sql import Column, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from connect_spark.api.errors import ConnectException, DataException
+from connect_spark.api.records import TopicPartition
+from connect_spark.connectors.delta.config import DeltaSinkConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_key", "key_columns", "not_yet_stored",
+           "data_columns"]
+
+TOMBSTONE = "__connect_tombstone"
+ORDER = "__connect_order"
+HELPER_COLUMNS = (TOMBSTONE, ORDER)
+
+_DEFAULT_PRIMITIVE_KEY_COLUMN = "key"
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def not_yet_stored(frame: "DataFrame", stored: Mapping[TopicPartition, int]) -> "DataFrame":
+    """The records of ``frame`` at or after the next offset ``stored`` holds for their original partition.
+
+    This is what makes a re-delivered batch idempotent: records a previous commit already wrote are dropped.
+    """
+    if not stored:
+        return frame
+    already: Column | None = None
+    for tp, next_offset in stored.items():
+        condition = ((F.col("original_topic") == F.lit(tp.topic))
+                     & (F.col("original_partition") == F.lit(tp.partition))
+                     & (F.col("original_offset") < F.lit(next_offset)))
+        already = condition if already is None else already | condition
+    assert already is not None
+    return frame.where(~already)
+
+
+def key_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[str]:
+    """The primary-key column names of the table (empty unless a pk.mode is set)."""
+    if config.pk_mode == "record_value":
+        return list(config.pk_fields)
+    if config.pk_mode == "record_key":
+        key_type = frame.schema["key"].dataType
+        if isinstance(key_type, StructType):
+            names = [f.name for f in key_type.fields]
+            missing = [f for f in config.pk_fields if f not in names]
+            if missing:
+                raise DataException(f"pk.fields names {', '.join(missing)}, which the record key does not have "
+                                    f"(key fields: {', '.join(names)})")
+            return list(config.pk_fields) or names
+        if len(config.pk_fields) > 1:
+            raise DataException(f"The record key is a primitive ({key_type.simpleString()}): pk.fields must name "
+                                f"one column for it, not {', '.join(config.pk_fields)}")
+        return [config.pk_fields[0] if config.pk_fields else _DEFAULT_PRIMITIVE_KEY_COLUMN]
+    return []
+
+
+def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":
+    """The frame as table columns plus the helper columns (see the module docstring)."""
+    columns: list[Column] = []
+    taken: set[str] = set()
+    if config.pk_mode == "record_key":
+        key_type = frame.schema["key"].dataType
+        names = key_columns(frame, config)
+        if isinstance(key_type, StructType):
+            columns += [F.col("key").getField(n).alias(n) for n in names]
+        else:
+            columns.append(F.col("key").alias(names[0]))
+        taken.update(names)
+    value_type = frame.schema["value"].dataType
+    if isinstance(value_type, StructType):
+        columns += [F.col("value").getField(f.name).alias(f.name) for f in value_type.fields if f.name not in taken]
+        taken.update(f.name for f in value_type.fields)
+    elif "value" not in taken:
+        columns.append(F.col("value").alias("value"))
+        taken.add("value")
+    for source, name in config.coordinate_columns.items():
+        if name in taken:
+            raise ConnectException(f"delta.column.{source}={name} clashes with a record field of the same name")
+        columns.append(F.col(source).alias(name))
+    columns.append(F.col("value").isNull().alias(TOMBSTONE))
+    columns.append(F.col("original_offset").alias(ORDER))
+    return frame.select(*columns)
+
+
+def data_columns(rows: "DataFrame") -> list[str]:
+    """The columns of ``rows`` that go to the table (helper columns left out)."""
+    return [c for c in rows.columns if c not in HELPER_COLUMNS]
+
+
+def last_per_key(rows: "DataFrame", keys: list[str]) -> "DataFrame":
+    """One row per key: the record with the highest offset (the last one written to Kafka) wins.
+
+    Records of one key normally share a partition, where the offset order is the write order.
+    """
+    missing = [k for k in keys if k not in rows.columns]
+    if missing:
+        raise DataException(f"The upsert key field(s) {', '.join(missing)} are not in the records "
+                            f"(columns: {', '.join(data_columns(rows))})")
+    rank = F.row_number().over(Window.partitionBy(*[F.col(_quoted(k)) for k in keys]).orderBy(F.col(ORDER).desc()))
+    return rows.withColumn("__connect_rank", rank).where(F.col("__connect_rank") == 1).drop("__connect_rank")

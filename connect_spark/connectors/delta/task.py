@@ -1,0 +1,154 @@
+"""The Delta sink task: each micro-batch becomes one Delta commit per table, exactly once.
+
+How exactly-once works (ARCHITECTURE.md §5):
+
+1. Every commit the task makes stores, in the same Delta commit, the next Kafka offset of every
+   partition written to that table so far (``ledger.py``).
+2. ``open`` reads those offsets back and rewinds the assigned partitions with ``context.offset``, so
+   the runtime resumes from what the table holds, not from ``connect-offsets``, which may lag behind
+   (a crash between the Delta commit and the offset commit) or be lost.
+3. ``put_dataframe`` drops every record whose offset is below the table's stored next offset before
+   writing. Re-delivered records are therefore never written twice, whatever Spark's batch id is
+   (it restarts with each checkpoint generation, so it is not used).
+4. ``put_dataframe`` returns only after the commit, so everything handed over is in the table (or was
+   skipped on purpose: tombstones without ``delete.enabled``) and ``pre_commit`` returns the
+   offsets it was given.
+
+With a ``${topic}`` template each table keeps its own offsets. ``open`` rewinds a partition to the lowest
+offset any known table holds for it; the known tables are those named by the assigned topics and those
+this task has written. A table a router creates under another name is learnt at its first write, where
+step 3 still prevents duplicates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import TYPE_CHECKING, Collection, Mapping
+
+from pyspark.sql import functions as F
+
+from connect_spark.api.bulk import DataFrameSinkTask
+from connect_spark.api.records import TopicPartition
+from connect_spark.connectors.delta.config import DeltaSinkConfig
+from connect_spark.connectors.delta.ledger import StoredOffsets, read_stored_offsets
+from connect_spark.connectors.delta.rows import key_columns, not_yet_stored, table_rows
+from connect_spark.connectors.delta.target import TableTarget, is_templated, target_for_topic
+from connect_spark.connectors.delta.writer import compact, write_batch
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["DeltaSinkTask", "VERSION"]
+
+log = logging.getLogger(__name__)
+
+VERSION = "1.0.0"
+
+
+def _active_session() -> "SparkSession":
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+
+
+class DeltaSinkTask(DataFrameSinkTask):
+    """Writes each micro-batch to Delta; see the module docstring for the offset protocol."""
+
+    def __init__(self) -> None:
+        self.config: DeltaSinkConfig | None = None
+        self._stored: dict[TableTarget, StoredOffsets] = {}
+        self._commits: Counter[TableTarget] = Counter()
+
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, props: dict[str, str]) -> None:
+        """Called by the runtime once, before ``open``: parses the configuration (no Spark work)."""
+        self.config = DeltaSinkConfig.parse(props)
+        self._stored.clear()
+        self._commits.clear()
+
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        """Called by the runtime when partitions are assigned: rewind them to the offsets the tables hold."""
+        config = self._require_config()
+        spark = _active_session()
+        topics = sorted({tp.topic for tp in partitions})
+        targets = [target_for_topic(config, t) for t in topics] if is_templated(config) else [
+            target_for_topic(config, "")]
+        for target in targets:
+            self._stored_offsets(spark, target)
+        seeks: dict[TopicPartition, int] = {}
+        for tp in partitions:
+            held = [stored.offsets[tp] for stored in self._stored.values() if tp in stored.offsets]
+            if held:
+                seeks[tp] = min(held)
+        if seeks:
+            log.info("%s: resuming from the offsets stored in Delta: %s", config.connector_name,
+                     ", ".join(f"{tp}@{off}" for tp, off in sorted(seeks.items())))
+            self.context.offset(seeks)
+
+    def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
+        """Called by the runtime on the driver per micro-batch: one commit per table with new records."""
+        config = self._require_config()
+        spark = frame.sparkSession
+        templated = is_templated(config)
+        last_offsets = (frame.groupBy("topic", "original_topic", "original_partition")
+                        .agg(F.max("original_offset").alias("last")).collect())
+        by_topic: dict[str, dict[TopicPartition, int]] = {}
+        for row in last_offsets:
+            topic = row["topic"] if templated else ""
+            tp = TopicPartition(row["original_topic"], row["original_partition"])
+            written = by_topic.setdefault(topic, {})
+            written[tp] = max(written.get(tp, 0), row["last"] + 1)
+        for topic, written in sorted(by_topic.items()):
+            target = target_for_topic(config, topic)
+            before = self._stored_offsets(spark, target)
+            fresh_offsets = {tp: off for tp, off in written.items() if off > before.offsets.get(tp, 0)}
+            if not fresh_offsets:
+                log.info("%s: batch %d holds only records %s already has", config.connector_name, batch_id, target)
+                continue
+            records = frame.where(F.col("topic") == topic) if templated else frame
+            records = not_yet_stored(records, before.offsets)
+            after = before.advanced(fresh_offsets)
+            try:
+                write_batch(spark, target, table_rows(records, config), key_columns(records, config), config,
+                            before, after, topic or "(all)")
+            except BaseException:
+                # The commit may or may not have happened: read the table's offsets again before the retry.
+                self._stored.pop(target, None)
+                raise
+            self._stored[target] = after
+            self._commits[target] += 1
+            if config.optimize_every and self._commits[target] % config.optimize_every == 0:
+                compact(spark, target)
+
+    def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Called by the runtime on each commit tick. ``put_dataframe`` returns only after its Delta
+        commits, so every offset handed over is in the tables (or was skipped on purpose)."""
+        return dict(current_offsets)
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        """Nothing is buffered; the stored offsets stay cached for the next ``open``."""
+
+    def stop(self) -> None:
+        self._stored.clear()
+
+    def stored_offsets(self) -> dict[TableTarget, StoredOffsets]:
+        """The offsets this task knows each table holds (for tests and diagnostics)."""
+        return dict(self._stored)
+
+    def _stored_offsets(self, spark: "SparkSession", target: TableTarget) -> StoredOffsets:
+        """The table's offsets, read from its history the first time the task uses the table."""
+        config = self._require_config()
+        stored = self._stored.get(target)
+        if stored is None:
+            stored = (read_stored_offsets(target.table(spark), config.connector_name)
+                      if target.exists(spark) else StoredOffsets(config.connector_name))
+            self._stored[target] = stored
+        return stored
+
+    def _require_config(self) -> DeltaSinkConfig:
+        if self.config is None:
+            raise RuntimeError("DeltaSinkTask used before start()")
+        return self.config

@@ -1,0 +1,486 @@
+"""The herder: owns the connectors of a distributed-mode worker and answers the REST API.
+
+Two sides, as Kafka Connect's ``DistributedHerder``:
+
+* **Requests** (REST threads) never touch a running connector. They validate, write the user's intent
+  to the config store (``connect-configs``: the connector config, its target state, empty task configs
+  for a stop) and wake the supervisor. What the API shows comes from the stores.
+* **The supervisor** (one thread: :meth:`Herder.run`) *reconciles*: for every connector it compares
+  the config store's intent with the handle it owns, and starts, pauses, resumes, stops, restarts or
+  drops handles to match, writing every observed state change to the status store
+  (``connect-status``) after :func:`~connect_spark.status.states.check_transition`. Between
+  reconciliations it ticks every running handle.
+
+On start-up the supervisor reconciles every connector found in the config store, so connectors come
+back after a worker restart with their last target state. One worker owns every connector: several
+workers sharing ``group.id`` and the topics would all run every connector (no rebalancing yet).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.config.definition import ConfigValidationError
+from connect_spark.config.secrets import is_secret_key
+from connect_spark.herder.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
+from connect_spark.herder.handle import ConnectorHandle, TaskFailure, format_trace
+from connect_spark.status.records import StatusRecord
+from connect_spark.status.states import IllegalTransition, State, TargetState, check_transition
+from connect_spark.status.stores import ConfigStore, ConnectorConfigState, StatusStore
+
+if TYPE_CHECKING:
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
+    from connect_spark.storage.offsets import OffsetStore
+
+__all__ = ["Herder", "HandleFactory", "ConnectorStatus"]
+
+log = logging.getLogger(__name__)
+
+HandleFactory = Callable[["ConnectorConfig"], ConnectorHandle]
+"""Builds the handle of a validated connector configuration (the herder calls it from the supervisor)."""
+
+_TICK_SECONDS = 0.2
+
+
+@dataclass
+class _Owned:
+    """A connector the supervisor owns: its handle, the config it was built from, and what it is doing."""
+
+    handle: ConnectorHandle
+    properties: dict[str, str]
+    running: bool = False  # started and not paused
+    failed: bool = False  # the connector or its tasks FAILED: only a restart (or a new config) brings it back
+
+
+@dataclass
+class ConnectorStatus:
+    """A connector's status as ``GET /connectors/{name}/status`` shows it."""
+
+    name: str
+    connector: StatusRecord
+    tasks: list[StatusRecord]
+
+
+class Herder:
+    """Owns the connectors of one worker; see the module docstring.
+
+    Args:
+        worker: the worker configuration.
+        config_store: ``connect-configs`` (started by the caller).
+        status_store: ``connect-status`` (started by the caller).
+        offset_store: ``connect-offsets`` (started by the caller).
+        handle_factory: builds a connector's handle (:class:`~connect_spark.herder.handle.RunnerHandle` in a worker).
+        worker_id: ``host:port`` written as ``worker_id`` in every status.
+        validate: validates a connector's properties into a ``ConnectorConfig``; the default checks them
+            against the worker exactly as ``connect-spark standalone`` does.
+    """
+
+    def __init__(
+        self,
+        worker: "WorkerConfig",
+        config_store: ConfigStore,
+        status_store: StatusStore,
+        offset_store: "OffsetStore",
+        handle_factory: HandleFactory,
+        worker_id: str,
+        validate: Callable[[Mapping[str, Any]], "ConnectorConfig"] | None = None,
+    ) -> None:
+        self.worker = worker
+        self.config_store = config_store
+        self.status_store = status_store
+        self.offset_store = offset_store
+        self.worker_id = worker_id
+        self._handle_factory = handle_factory
+        self._validate = validate or self._validate_with_worker
+        self._owned: dict[str, _Owned] = {}
+        self._dirty: set[str] = set()
+        self._restarts: dict[str, tuple[bool, bool]] = {}
+        self._task_restarts: set[tuple[str, int]] = set()
+        self._requests_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop_requested = threading.Event()
+        self._idle = threading.Condition()
+        self._busy: set[str] = set()
+        self.generation = 1
+        self.started = threading.Event()
+        self.stopped = threading.Event()
+
+    # ================================================================================================
+    # Requests (REST threads)
+    # ================================================================================================
+
+    def connectors(self) -> list[str]:
+        return self.config_store.connectors()
+
+    def connector_info(self, name: str) -> ConnectorConfigState:
+        """The connector's config, target state and task configs. Raises NotFoundError."""
+        state = self.config_store.get(name)
+        if state is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return state
+
+    def create_connector(self, name: str, config: Mapping[str, Any],
+                         initial_state: TargetState = TargetState.STARTED) -> ConnectorConfigState:
+        """``POST /connectors``: validate, write target state and config, and let the supervisor start it."""
+        props = self._checked_props(name, config)
+        with self._requests_lock:
+            if self.config_store.get(name) is not None:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            self.config_store.put_connector_config(name, props, initial_state)
+        log.info("Connector %s created (initial state %s)", name, initial_state)
+        self._mark(name)
+        return self.connector_info(name)
+
+    def put_connector_config(self, name: str, config: Mapping[str, Any]) -> tuple[bool, ConnectorConfigState]:
+        """``PUT /connectors/{name}/config``: create, or replace the config (the connector restarts). Returns (created, info)."""
+        props = self._checked_props(name, config)
+        with self._requests_lock:
+            created = self.config_store.get(name) is None
+            self.config_store.put_connector_config(name, props, TargetState.STARTED if created else None)
+        log.info("Connector %s %s", name, "created" if created else "reconfigured")
+        self._mark(name)
+        return created, self.connector_info(name)
+
+    def patch_connector_config(self, name: str, patch: Mapping[str, Any]) -> ConnectorConfigState:
+        """``PATCH /connectors/{name}/config``: merge ``patch`` (a ``null`` value removes the key)."""
+        with self._requests_lock:
+            current = self.connector_info(name).properties
+            merged = {k: v for k, v in {**current, **patch}.items() if v is not None}
+            props = self._checked_props(name, merged)
+            self.config_store.put_connector_config(name, props)
+        self._mark(name)
+        return self.connector_info(name)
+
+    def delete_connector(self, name: str) -> None:
+        with self._requests_lock:
+            self.connector_info(name)
+            self.config_store.remove_connector(name)
+        log.info("Connector %s deleted", name)
+        self._mark(name)
+
+    def pause_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.PAUSED)
+
+    def resume_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.STARTED)
+
+    def stop_connector(self, name: str) -> None:
+        """``PUT /stop``: empty task configs first, then target state STOPPED (Connect's order)."""
+        with self._requests_lock:
+            self.connector_info(name)
+            self.config_store.put_task_configs(name, [])
+            self.config_store.put_target_state(name, TargetState.STOPPED)
+        self._mark(name)
+
+    def _set_target(self, name: str, state: TargetState) -> None:
+        with self._requests_lock:
+            if self.connector_info(name).target_state is not state:
+                self.config_store.put_target_state(name, state)
+        self._mark(name)
+
+    def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> ConnectorStatus | None:
+        """``POST /restart``: the status with the instances to restart shown RESTARTING (None: Connect's plain 204 case).
+
+        The connector and its tasks run as one unit here, so restarting any of them restarts the unit.
+        """
+        info = self.connector_info(name)
+        status = self.connector_status(name)
+        restart_connector = not only_failed or status.connector.state is State.FAILED
+        restart_tasks = [t.task for t in status.tasks
+                         if include_tasks and (not only_failed or t.state is State.FAILED)]
+        plain = not include_tasks and not only_failed
+        if info.target_state is TargetState.STOPPED or not (restart_connector or restart_tasks):
+            return None if plain else status
+        with self._requests_lock:
+            self._restarts[name] = (include_tasks, only_failed)
+        self._mark(name)
+        if plain:
+            return None
+        shown_connector = status.connector
+        if restart_connector:
+            shown_connector = _with_state(shown_connector, State.RESTARTING)
+        tasks = [_with_state(t, State.RESTARTING) if t.task in restart_tasks else t for t in status.tasks]
+        return ConnectorStatus(name, shown_connector, tasks)
+
+    def restart_task(self, name: str, task: int) -> None:
+        """``POST /tasks/{task}/restart``. Raises NotFoundError for an unknown connector or task."""
+        info = self.connector_info(name)
+        if task < 0 or task >= max(len(info.task_configs), len(self.status_store.tasks(name))):
+            raise NotFoundError(f"Task {name}-{task} not found")
+        with self._requests_lock:
+            self._restarts[name] = (True, False)
+        self._mark(name)
+
+    def connector_status(self, name: str) -> ConnectorStatus:
+        self.connector_info(name)
+        connector = self.status_store.connector(name) or StatusRecord(name, None, State.UNASSIGNED, None, self.worker_id)
+        return ConnectorStatus(name, connector, list(self.status_store.tasks(name).values()))
+
+    def task_status(self, name: str, task: int) -> StatusRecord:
+        self.connector_info(name)
+        status = self.status_store.task(name, task)
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status
+
+    # -- offsets (KIP-875) --------------------------------------------------------------------------
+
+    def connector_metrics(self, name: str) -> dict[str, Any] | None:
+        """The connector's metrics while this worker runs it (None otherwise). Raises NotFoundError."""
+        self.connector_info(name)
+        owned = self._owned.get(name)
+        metrics = getattr(owned.handle, "metrics", None) if owned is not None else None
+        return metrics() if metrics is not None else None
+
+    def connector_offsets(self, name: str) -> dict[TopicPartition, int]:
+        self.connector_info(name)
+        return self.offset_store.read(name)
+
+    def alter_offsets(self, name: str, offsets: Mapping[TopicPartition, int | None]) -> None:
+        """``PATCH /offsets``: move (or, with ``None``, reset) committed offsets of a STOPPED connector."""
+        self._require_stopped(name)
+        if not offsets:
+            raise BadRequestError("The offsets to alter must not be empty")
+        self.offset_store.write(name, dict(offsets))
+
+    def reset_offsets(self, name: str) -> None:
+        """``DELETE /offsets``: forget every committed offset of a STOPPED connector."""
+        self._require_stopped(name)
+        committed = self.offset_store.read(name)
+        if committed:
+            self.offset_store.write(name, {tp: None for tp in committed})
+
+    def _require_stopped(self, name: str, timeout_s: float = 30.0) -> None:
+        if self.connector_info(name).target_state is not TargetState.STOPPED:
+            raise BadRequestError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
+                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
+        # The stop may still be in progress on the supervisor: wait until its final commit is done.
+        deadline = time.monotonic() + timeout_s
+        with self._idle:
+            while name in self._owned or name in self._dirty or name in self._busy:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ConflictError(f"Connector {name} is still stopping; try again shortly")
+                self._idle.wait(min(remaining, 0.5))
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _checked_props(self, name: str, config: Mapping[str, Any]) -> dict[str, str]:
+        if not name or not str(name).strip():
+            raise BadRequestError("Connector name is required and must not be empty")
+        props = {str(k): (None if v is None else str(v)) for k, v in config.items()}
+        given = props.get("name")
+        if given is not None and given != name:
+            raise BadRequestError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
+        props["name"] = name
+        props = {k: v for k, v in props.items() if v is not None}
+        self._validate(props)
+        literal_secrets = sorted(k for k, v in props.items() if is_secret_key(k) and not v.startswith("${"))
+        if literal_secrets:
+            log.warning("Connector %s: %s stored in plain text in the config topic, as Kafka Connect does; use a "
+                        "config provider reference (${file:...}) to keep the secret out of it",
+                        name, ", ".join(literal_secrets))
+        return props
+
+    def _validate_with_worker(self, props: Mapping[str, Any]) -> "ConnectorConfig":
+        from connect_spark.config.validation import validate_configs
+
+        try:
+            _, (config,) = validate_configs(self.worker.originals, [dict(props)])
+        except ConfigValidationError as e:
+            lines = [str(issue.message) for issue in e.issues]
+            raise BadRequestError(f"Connector configuration is invalid and contains the following {len(lines)} "
+                                  "error(s):\n" + "\n".join(lines)) from None
+        return config
+
+    def _mark(self, name: str) -> None:
+        with self._idle:
+            self._dirty.add(name)
+        self._wake.set()
+
+    # ================================================================================================
+    # Supervisor (one thread)
+    # ================================================================================================
+
+    def request_stop(self) -> None:
+        """Ask :meth:`run` to stop every connector and return. Safe from signal handlers and other threads."""
+        self._stop_requested.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        """Reconcile every stored connector, then supervise until :meth:`request_stop`; stop everything at the end."""
+        try:
+            with self._idle:
+                self._dirty.update(self.config_store.connectors())
+            self.started.set()
+            while not self._stop_requested.is_set():
+                self._wake.wait(_TICK_SECONDS)
+                self._wake.clear()
+                if self._stop_requested.is_set():
+                    break
+                with self._idle:
+                    dirty, self._dirty = set(self._dirty), set()
+                    self._busy = set(dirty)
+                for name in sorted(dirty):
+                    self._reconcile_safely(name)
+                with self._idle:
+                    self._busy = set()
+                    self._idle.notify_all()
+                self._tick_all()
+        finally:
+            for name in list(self._owned):
+                self._drop(name, state=State.UNASSIGNED)
+            with self._idle:
+                self._idle.notify_all()
+            self.started.set()
+            self.stopped.set()
+
+    def _reconcile_safely(self, name: str) -> None:
+        try:
+            self._reconcile(name)
+        except IllegalTransition as e:  # a bug: retrying would repeat it
+            log.error("Connector %s: %s", name, e)
+        except Exception as e:  # a store write failed: try again at the next wake-up
+            log.error("Connector %s: reconciling failed, will retry: %r", name, e)
+            with self._idle:
+                self._dirty.add(name)
+
+    def _reconcile(self, name: str) -> None:
+        """Make the owned handle of ``name`` match what the config store says."""
+        info = self.config_store.get(name)
+        owned = self._owned.get(name)
+        with self._requests_lock:
+            restart = self._restarts.pop(name, None)
+        if info is None:
+            if owned is not None:
+                self._drop(name, state=None)
+            self.status_store.destroy(name)
+            return
+        if owned is not None and (owned.properties != info.properties or restart is not None):
+            log.info("Connector %s: %s", name, "restarting" if restart is not None else "config changed, restarting")
+            self._drop(name, state=State.RESTARTING if restart is not None else State.UNASSIGNED)
+            owned = None
+        elif owned is None and restart is not None:
+            self._write(name, None, State.RESTARTING)
+        target = info.target_state
+        if target is TargetState.STOPPED:
+            if owned is not None:
+                self._drop(name, state=None)
+            self._write(name, None, State.STOPPED)
+            return
+        if owned is None:
+            try:
+                config = self._validate(info.properties)
+                handle = self._handle_factory(config)
+            except Exception as e:
+                log.error("Connector %s FAILED: its stored configuration is not valid: %s", name, e)
+                self._write(name, None, State.FAILED, format_trace(e))
+                return
+            owned = self._owned[name] = _Owned(handle, dict(info.properties))
+            if target is TargetState.PAUSED:
+                self._write_all(name, owned, State.PAUSED, tasks_from=info.task_configs)
+                return
+            self._start(name, owned, info)
+            return
+        if owned.failed:
+            return  # as in Connect, pause and resume leave FAILED instances alone until a restart
+        if target is TargetState.PAUSED and owned.running:
+            self._run_step(name, owned, owned.handle.pause)
+            owned.running = False
+            self._write_all(name, owned, State.PAUSED)
+        elif target is TargetState.STARTED and not owned.running:
+            if self._run_step(name, owned, owned.handle.resume):
+                owned.running = True
+                self._after_start(name, owned, info)
+
+    def _start(self, name: str, owned: _Owned, info: ConnectorConfigState) -> None:
+        if self._run_step(name, owned, owned.handle.start):
+            owned.running = True
+            self._after_start(name, owned, info)
+
+    def _after_start(self, name: str, owned: _Owned, info: ConnectorConfigState) -> None:
+        task_configs = owned.handle.task_configs()
+        if task_configs and task_configs != info.task_configs:
+            self.config_store.put_task_configs(name, task_configs)
+        self.generation += 1
+        self._write_all(name, owned, State.RUNNING)
+        log.info("Connector %s RUNNING with %d task(s)", name, len(owned.handle.task_ids()))
+
+    def _run_step(self, name: str, owned: _Owned, step: Callable[[], None]) -> bool:
+        """Run a handle step; an exception fails the connector (status FAILED with the trace)."""
+        try:
+            step()
+            return True
+        except Exception as e:
+            log.error("Connector %s FAILED: %s", name, e)
+            owned.running = False
+            owned.failed = True
+            self._write(name, None, State.FAILED, format_trace(e))
+            return False
+
+    def _tick_all(self) -> None:
+        for name, owned in list(self._owned.items()):
+            if not owned.running:
+                continue
+            try:
+                alive = owned.handle.tick()
+            except TaskFailure as e:
+                owned.running = False
+                owned.failed = True
+                for task_id, trace in sorted(e.traces.items()):
+                    log.error("Task %s-%d FAILED", name, task_id)
+                    self._write(name, task_id, State.FAILED, trace)
+                continue
+            except Exception as e:
+                owned.running = False
+                owned.failed = True
+                log.error("Connector %s FAILED: %s", name, e)
+                self._write(name, None, State.FAILED, format_trace(e))
+                continue
+            if not alive:
+                log.info("Connector %s finished", name)
+                self._drop(name, state=State.UNASSIGNED)
+
+    def _drop(self, name: str, state: State | None) -> None:
+        """Stop and forget the handle; tasks become ``state`` (``None``: their statuses are removed)."""
+        owned = self._owned.pop(name, None)
+        if owned is None:
+            return
+        try:
+            owned.handle.stop()
+        except Exception as e:
+            log.warning("Connector %s: stopping raised %r", name, e)
+        task_ids = set(owned.handle.task_ids()) | set(self.status_store.tasks(name))
+        if state is None:
+            self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
+        else:
+            for task_id in sorted(task_ids):
+                self._write(name, task_id, state)
+            self._write(name, None, state)
+        with self._idle:
+            self._idle.notify_all()
+
+    def _write_all(self, name: str, owned: _Owned, state: State,
+                   tasks_from: list[dict[str, str]] | None = None) -> None:
+        task_ids = owned.handle.task_ids() if tasks_from is None or not tasks_from else list(range(len(tasks_from)))
+        for stale in set(self.status_store.tasks(name)) - set(task_ids):
+            self.status_store.put(StatusRecord(name, stale, None))
+        for task_id in task_ids:
+            self._write(name, task_id, state)
+        self._write(name, None, state)
+
+    def _write(self, name: str, task: int | None, state: State, trace: str | None = None) -> None:
+        current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
+        check_transition(current.state if current else None, state, task=task is not None)
+        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, self.generation))
+
+
+def _with_state(status: StatusRecord, state: State) -> StatusRecord:
+    return StatusRecord(status.connector, status.task, state, None, status.worker_id, status.generation)

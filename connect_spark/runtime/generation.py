@@ -1,0 +1,450 @@
+"""One task generation on an executor: ``open`` → ``put`` … → ``pre_commit`` → ``close`` for one micro-batch.
+
+In executor mode a micro-batch is a generation for every task that has records in it, as a
+rebalance-free Kafka Connect consumer generation would be: the task's partitions are opened at the
+offsets the driver holds as committed, the records are converted and ``put`` in chunks, and at the end
+the task's ``pre_commit`` decides what may be committed and its partitions are closed. Everything the
+driver needs back — what ``pre_commit`` returned, how far records were seen, rewinds asked for in
+``open``, pauses, a failure with its trace, counters — travels in one :class:`GenerationResult`.
+
+This module runs inside Spark's Python workers (called by the ``mapInArrow`` function
+:mod:`connect_spark.runtime.executor_mode` builds) and never touches Spark itself, so it is tested as
+plain Python.
+
+Task instances are cached per Python worker between generations: ``initialize`` and ``start`` run
+once per (run, task id), and ``stop`` runs when the worker process exits. A generation always begins
+at the driver's committed offsets, so what a cached instance may have buffered is never relied on:
+``close`` ends every generation.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connect_spark.api.bulk import ArrowSinkTask
+from connect_spark.api.records import TopicPartition
+from connect_spark.api.task import SinkTask
+from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
+from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.errors import WorkerErrantRecordReporter
+from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
+from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
+
+__all__ = ["GenerationSpec", "GenerationResult", "run_generation", "tp_key", "parse_tp_key"]
+
+log = logging.getLogger(__name__)
+
+
+def tp_key(tp: TopicPartition) -> str:
+    """A topic-partition as a JSON object key (``topic/partition``; topics cannot contain ``/``)."""
+    return f"{tp.topic}/{tp.partition}"
+
+
+def parse_tp_key(key: str) -> TopicPartition:
+    topic, _, partition = key.rpartition("/")
+    return TopicPartition(topic, int(partition))
+
+
+def _offsets_to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, int]:
+    return {tp_key(tp): int(off) for tp, off in offsets.items()}
+
+
+def _offsets_from_json(offsets: Mapping[str, int]) -> dict[TopicPartition, int]:
+    return {parse_tp_key(k): int(v) for k, v in offsets.items()}
+
+
+@dataclass(frozen=True)
+class GenerationSpec:
+    """What the driver tells an executor about one task for one micro-batch (pickled with the function).
+
+    Attributes:
+        run_id: identifies one start of the connector; cached task instances of other runs are stopped.
+        connector_name: the connector's ``name``.
+        task_id: the task's number.
+        task_class: the connector's task class (pickled by reference: importable on executors).
+        task_config: what the task's ``start`` receives.
+        connector_props: the connector's resolved configuration (converters, transforms, ``errors.*``).
+        worker_props: the worker's resolved configuration (default converters, Kafka client settings).
+        positions: every partition assigned to the task, at its committed offset: where the
+            generation starts, and what ``pre_commit`` answers are measured against.
+        paused: partitions the task paused in an earlier generation and has not resumed.
+        offset_flush_interval_ms: the worker's commit tick (unused within a generation, kept for the
+            task loop's bookkeeping).
+    """
+
+    run_id: str
+    connector_name: str
+    task_id: int
+    task_class: type
+    task_config: dict[str, str]
+    connector_props: dict[str, Any]
+    worker_props: dict[str, Any]
+    positions: dict[TopicPartition, int]
+    paused: frozenset[TopicPartition] = frozenset()
+    offset_flush_interval_ms: int = 60_000
+
+
+@dataclass
+class GenerationResult:
+    """What one task generation reports to the driver (one JSON row of the ``mapInArrow`` output).
+
+    Attributes:
+        task_id: the task's number.
+        committed: offsets the task's ``pre_commit`` made committable and that changed (Connect's rules
+            applied: assigned partitions only, never beyond what was delivered).
+        seen: per partition, the offset after the last record read in this batch (delivered or not).
+        rewinds: seeks the task asked for in ``open``; the driver treats them as committed.
+        unassigned: partitions with records but no owner in this batch, with the first offset seen.
+        paused: the task's paused partitions when the generation ended.
+        error: the failure message when the task failed, else ``None``; ``trace`` its stack trace.
+        records_read, records_put, records_skipped: counters.
+        put_seconds: wall time inside ``put``/``put_arrow``.
+        pid: the executor Python worker's process id.
+    """
+
+    task_id: int
+    committed: dict[TopicPartition, int] = field(default_factory=dict)
+    seen: dict[TopicPartition, int] = field(default_factory=dict)
+    rewinds: dict[TopicPartition, int] = field(default_factory=dict)
+    unassigned: dict[TopicPartition, int] = field(default_factory=dict)
+    paused: set[TopicPartition] = field(default_factory=set)
+    error: str | None = None
+    trace: str | None = None
+    records_read: int = 0
+    records_put: int = 0
+    records_skipped: int = 0
+    put_seconds: float = 0.0
+    pid: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "task_id": self.task_id,
+            "committed": _offsets_to_json(self.committed),
+            "seen": _offsets_to_json(self.seen),
+            "rewinds": _offsets_to_json(self.rewinds),
+            "unassigned": _offsets_to_json(self.unassigned),
+            "paused": sorted(tp_key(tp) for tp in self.paused),
+            "error": self.error,
+            "trace": self.trace,
+            "records_read": self.records_read,
+            "records_put": self.records_put,
+            "records_skipped": self.records_skipped,
+            "put_seconds": self.put_seconds,
+            "pid": self.pid,
+        })
+
+    @classmethod
+    def from_json(cls, text: str) -> "GenerationResult":
+        data = json.loads(text)
+        return cls(
+            task_id=int(data["task_id"]),
+            committed=_offsets_from_json(data["committed"]),
+            seen=_offsets_from_json(data["seen"]),
+            rewinds=_offsets_from_json(data["rewinds"]),
+            unassigned=_offsets_from_json(data["unassigned"]),
+            paused={parse_tp_key(k) for k in data["paused"]},
+            error=data["error"],
+            trace=data["trace"],
+            records_read=data["records_read"],
+            records_put=data["records_put"],
+            records_skipped=data["records_skipped"],
+            put_seconds=data["put_seconds"],
+            pid=data["pid"],
+        )
+
+
+class _CachedTask:
+    """A started task instance, its context and its conversion plugins, kept by one Python worker."""
+
+    def __init__(self, spec: GenerationSpec) -> None:
+        from connect_spark.config.connector import ConnectorConfig
+        from connect_spark.config.worker import WorkerConfig
+
+        connector = ConnectorConfig(spec.connector_props)
+        worker = WorkerConfig(spec.worker_props)
+        self.plugins: TaskPlugins = build_task_plugins(connector, worker, spec.task_id)
+        self.raw_index: dict[tuple[str, int, int], Any] = {}
+        reporter = None
+        if connector.dlq_topic or connector.errors_log_enable:
+            reporter = WorkerErrantRecordReporter(self.plugins.error_handler, self._raw_of)
+        self.context = WorkerSinkTaskContext(spec.task_config, reporter)
+        self.task: SinkTask = spec.task_class()
+        self.spec = spec
+        self.worker_task = self._worker_task({})
+        self.worker_task.start()
+        self.frames = ArrowFrameBuilder.for_converter(self.plugins.converter) if isinstance(self.task, ArrowSinkTask) else None
+
+    def _raw_of(self, record: Any) -> Any:
+        return self.raw_index.get((record.original_topic, record.original_kafka_partition,
+                                   record.original_kafka_offset))
+
+    def _worker_task(self, sink: dict[TopicPartition, int]) -> WorkerSinkTask:
+        return WorkerSinkTask(
+            self.spec.connector_name, self.spec.task_id, self.task, self.spec.task_config,
+            commit=sink.update,
+            offset_flush_interval_ms=self.spec.offset_flush_interval_ms,
+            context=self.context,
+            before_commit=self.plugins.error_handler.await_reports,
+        )
+
+    def new_generation(self, committed_sink: dict[TopicPartition, int], paused: Iterable[TopicPartition]) -> WorkerSinkTask:
+        """A fresh task loop around the started instance, committing into ``committed_sink``."""
+        worker_task = self._worker_task(committed_sink)
+        worker_task.started = True
+        self.context.pending_offsets.clear()
+        self.context.pending_timeout_ms = -1
+        self.context.commit_requested = False
+        self.context.paused = set(paused)
+        self.worker_task = worker_task
+        return worker_task
+
+    def stop(self) -> None:
+        self.worker_task.stop()
+        self.plugins.close()
+
+
+_cache: dict[tuple[str, int], _CachedTask] = {}
+_cache_lock = threading.Lock()
+
+
+def _cached_task(spec: GenerationSpec) -> _CachedTask:
+    with _cache_lock:
+        for key in [k for k in _cache if k[0] != spec.run_id]:
+            _evict(key)
+        key = (spec.run_id, spec.task_id)
+        cached = _cache.get(key)
+        if cached is None:
+            cached = _CachedTask(spec)
+            _cache[key] = cached
+        return cached
+
+
+def _evict(key: tuple[str, int]) -> None:
+    cached = _cache.pop(key, None)
+    if cached is not None:
+        try:
+            cached.stop()
+        except Exception as e:  # stopping is best effort, as in Connect
+            log.warning("Could not stop task %s: %r", key, e)
+
+
+@atexit.register
+def _stop_cached_tasks() -> None:
+    for key in list(_cache):
+        _evict(key)
+
+
+def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> GenerationResult:
+    """Run one generation of ``spec``'s task over its records of this micro-batch.
+
+    ``batches`` hold the raw Kafka columns (:data:`connect_spark.runtime.conversion.RAW_COLUMNS`),
+    rows of the task's partitions in offset order per partition. Each non-empty batch becomes one
+    ``put`` (one ``put_arrow`` for :class:`~connect_spark.api.bulk.ArrowSinkTask`).
+
+    Steps:
+
+    1. take the cached started instance (``initialize``/``start`` on first use in this worker);
+    2. ``open`` every assigned partition at the committed offset; seeks the task asks for are
+       applied: forward seeks skip records, a backward seek skips the partition's records of this
+       batch and is reported so the driver re-reads from there;
+    3. per batch: drop records of unassigned, paused or rewound partitions and below forward seeks;
+       convert and transform; ``put`` (a ``RetriableException`` delivers the same records again after
+       ``context.timeout``, with no offset moving meanwhile);
+    4. ``pre_commit`` → ``close`` → the committable offsets, by the same commit function as driver mode;
+    5. on failure: the final ``pre_commit``/``close`` for what was put, ``stop``, and the error.
+    """
+    result = GenerationResult(spec.task_id, pid=os.getpid())
+    committed: dict[TopicPartition, int] = {}
+    try:
+        cached = _cached_task(spec)
+    except Exception as e:
+        return _failed(result, spec, e)
+    worker_task = cached.new_generation(committed, spec.paused)
+    try:
+        worker_task.open(spec.positions)
+        seeks = worker_task.take_rewinds()
+        lower_bounds: dict[TopicPartition, int] = {}
+        skipped_partitions: set[TopicPartition] = set()
+        for tp, offset in seeks.items():
+            if offset < spec.positions[tp]:
+                skipped_partitions.add(tp)
+                result.rewinds[tp] = offset
+            else:
+                lower_bounds[tp] = offset
+                result.rewinds[tp] = offset
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            result.records_read += batch.num_rows
+            _note_seen(batch, result.seen)
+            excluded = skipped_partitions | set(cached.context.paused)
+            batch = _deliverable(batch, spec.positions, excluded, lower_bounds, result)
+            if batch.num_rows == 0:
+                continue
+            _deliver(cached, worker_task, batch, result)
+        worker_task.commit_offsets(closing=True, partitions=set(spec.positions))
+    except Exception as e:
+        result.committed = committed
+        result.paused = set(cached.context.paused)
+        return _failed(result, spec, e, worker_task)
+    result.committed = committed
+    result.paused = set(cached.context.paused)
+    return result
+
+
+def _deliver(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
+             result: GenerationResult) -> None:
+    if isinstance(cached.task, ArrowSinkTask):
+        _deliver_arrow(cached, worker_task, batch, result)
+        return
+    converted = cached.plugins.converter.convert(raw_records(batch))
+    cached.raw_index = converted.raw_by_coordinates
+    started = time.perf_counter()
+    delivered = worker_task.deliver(converted.records, converted.consumed)
+    while not delivered:
+        time.sleep(worker_task.retry_backoff_ms() / 1000.0)
+        delivered = worker_task.redeliver()
+    result.put_seconds += time.perf_counter() - started
+    result.records_put += len(converted.records)
+
+
+def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
+                   result: GenerationResult) -> None:
+    """One ``put_arrow``: the frame built by Arrow when the converters allow it, else from records."""
+    table = cached.frames.build(batch) if cached.frames is not None else None
+    if table is not None:
+        consumed = _next_offsets(batch)
+    else:
+        from connect_spark.columnar.records import records_to_frame
+
+        converted = cached.plugins.converter.convert(raw_records(batch))
+        cached.raw_index = converted.raw_by_coordinates
+        consumed = converted.consumed
+        table = records_to_frame(converted.records, cached.plugins.converter.header_converter)
+    started = time.perf_counter()
+    put = lambda: cached.task.put_arrow(table)  # noqa: E731
+    delivered = worker_task.deliver_call(put, consumed)
+    while not delivered:
+        time.sleep(worker_task.retry_backoff_ms() / 1000.0)
+        delivered = worker_task.deliver_call(put, {})
+    result.put_seconds += time.perf_counter() - started
+    result.records_put += table.num_rows
+
+
+def _next_offsets(batch: pa.RecordBatch) -> dict[TopicPartition, int]:
+    offsets: dict[TopicPartition, int] = {}
+    _note_seen(batch, offsets)
+    return offsets
+
+
+def _note_seen(batch: pa.RecordBatch, seen: dict[TopicPartition, int]) -> None:
+    table = pa.Table.from_batches([batch]).select(["topic", "partition", "offset"])
+    grouped = table.group_by(["topic", "partition"]).aggregate([("offset", "max")])
+    for topic, partition, last in zip(grouped.column("topic").to_pylist(), grouped.column("partition").to_pylist(),
+                                      grouped.column("offset_max").to_pylist()):
+        tp = TopicPartition(topic, partition)
+        seen[tp] = max(seen.get(tp, 0), last + 1)
+
+
+def _partitions_in(batch: pa.RecordBatch) -> set[TopicPartition]:
+    pairs = pa.Table.from_batches([batch]).select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    return {TopicPartition(t, p) for t, p in zip(pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist())}
+
+
+def _deliverable(
+    batch: pa.RecordBatch,
+    positions: Mapping[TopicPartition, int],
+    excluded: set[TopicPartition],
+    lower_bounds: Mapping[TopicPartition, int],
+    result: GenerationResult,
+) -> pa.RecordBatch:
+    """The rows this generation may deliver; notes unassigned partitions and counts what is skipped."""
+    topics = batch.column("topic")
+    partitions = batch.column("partition")
+    offsets = batch.column("offset")
+    present = _partitions_in(batch)
+    if all(tp in positions and tp not in excluded and tp not in lower_bounds for tp in present):
+        return batch
+    keep = None
+    for tp in present:
+        in_tp = pc.and_(pc.equal(topics, tp.topic), pc.equal(partitions, tp.partition))
+        if tp not in positions:
+            first = pc.min(pc.filter(offsets, in_tp)).as_py()
+            result.unassigned[tp] = min(result.unassigned.get(tp, first), first)
+            drop = in_tp
+        elif tp in excluded:
+            drop = in_tp
+        elif tp in lower_bounds:
+            drop = pc.and_(in_tp, pc.less(offsets, lower_bounds[tp]))
+        else:
+            continue
+        keep = pc.invert(drop) if keep is None else pc.and_(keep, pc.invert(drop))
+    if keep is None:
+        return batch
+    kept = batch.filter(keep)
+    result.records_skipped += batch.num_rows - kept.num_rows
+    return kept
+
+
+def _failed(result: GenerationResult, spec: GenerationSpec, error: BaseException,
+            worker_task: WorkerSinkTask | None = None) -> GenerationResult:
+    """Record a failure: Connect's final commit of what was put, then ``stop`` and eviction."""
+    if not isinstance(error, TaskFailedError):
+        error = TaskFailedError(f"Task {spec.connector_name}-{spec.task_id} failed: {error!r}", spec.task_id, error)
+    if worker_task is not None:
+        try:
+            worker_task.close_all()
+        except Exception as e:
+            log.error("%s-%d: final commit after failure failed: %r", spec.connector_name, spec.task_id, e)
+    with _cache_lock:
+        _evict((spec.run_id, spec.task_id))
+    result.error = str(error)
+    result.trace = getattr(error, "trace", None) or str(error)
+    return result
+
+
+def group_by_task(batches: Iterator[pa.RecordBatch], task_of: Mapping[TopicPartition, int],
+                  default_task: int) -> Iterator[tuple[int, Iterator[pa.RecordBatch]]]:
+    """Split a stream of batches sorted by task id into consecutive ``(task_id, batches)`` runs.
+
+    Rows of partitions without an owner go to ``default_task``'s run, which reports them as
+    unassigned. Batches are sliced where the task id changes.
+    """
+    pending: list[tuple[int, pa.RecordBatch]] = []
+
+    def slices(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
+        owners = {task_of.get(tp, default_task) for tp in _partitions_in(batch)}
+        if len(owners) == 1:  # the common case: one task's rows only, no per-row work
+            yield owners.pop(), batch
+            return
+        ids = [task_of.get(TopicPartition(t, p), default_task)
+               for t, p in zip(batch.column("topic").to_pylist(), batch.column("partition").to_pylist())]
+        start = 0
+        for i in range(1, len(ids) + 1):
+            if i == len(ids) or ids[i] != ids[start]:
+                yield ids[start], batch.slice(start, i - start)
+                start = i
+
+    source = (piece for batch in batches for piece in slices(batch))
+    current: int | None = None
+    for task_id, piece in source:
+        if current is None or task_id == current:
+            current = task_id
+            pending.append((task_id, piece))
+            continue
+        yield current, iter([p for _, p in pending])
+        pending = [(task_id, piece)]
+        current = task_id
+    if current is not None:
+        yield current, iter([p for _, p in pending])
