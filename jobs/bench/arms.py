@@ -131,6 +131,8 @@ def _spawn(command: list[str], work: Path) -> tuple[subprocess.Popen, Path]:
 class Arm:
     key: str = ""
     label: str = ""
+    #: True when, launched for a drain (``RunSpec.available_now``), the process exits by itself once drained.
+    exits_when_drained: bool = True
 
     def unavailable_reason(self) -> str | None:
         """None when the arm can run; otherwise why not (shown as ``unavailable: <reason>``)."""
@@ -214,6 +216,7 @@ class KafkaConnectArm(Arm):
     """Apache Kafka Connect's own standalone worker (``ConnectStandalone``) from the ``kafka-connect`` jars."""
 
     key, label = "d1", "Kafka Connect standalone: FileStreamSink"
+    exits_when_drained = False  # Connect has no "drain and exit": the runner stops it once drained
 
     def unavailable_reason(self) -> str | None:
         from connect_spark.jvm import KAFKA_CONNECT, is_resolved

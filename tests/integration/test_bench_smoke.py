@@ -1,0 +1,48 @@
+"""The benchmark harness on a tiny input, through the same code as the real run, so it cannot rot.
+
+Every arm runs once (no warm-up) on 2,000 records; an arm whose connector does not exist yet must be
+reported ``unavailable: ...`` rather than fail. Figures are not asserted (the machine is shared);
+output health is: every available arm wrote each record exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jobs.bench.arms import BenchSettings, default_arms
+from jobs.bench.report import write_results
+from jobs.bench.runner import BenchPlan, run_benchmark
+
+RECORDS = 2_000
+
+
+def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
+    settings = BenchSettings(bootstrap_servers, partitions=2, max_offsets_per_trigger=500)
+    plan = BenchPlan(records=RECORDS, warmup=0, repetitions=1, latency_rates=())
+
+    results = run_benchmark(default_arms(), settings, plan, work_dir / "runs", echo=lambda line: None)
+    paths = write_results(results, settings.as_dict(), plan.as_dict(), work_dir / "results")
+
+    arms = results["arms"]
+    assert set(arms) == {"a", "b", "c", "d1", "d2"}
+    ran = []
+    for key, arm in arms.items():
+        if arm["status"].startswith("unavailable: "):
+            assert arm["runs"] == []
+            continue
+        assert arm["status"] == "ok", (key, arm["status"], arm["runs"])
+        (run,) = arm["runs"]
+        assert run["drained"], (key, run)
+        assert run["health"]["rows"] == RECORDS and run["health"]["duplicates"] == 0, (key, run["health"])
+        assert run["wall_records_per_s"] > 0 and run["cpu_s_per_million"] > 0 and run["driver_peak_rss_mb"] > 0
+        ran.append(key)
+    # The arms that need nothing still under construction always run.
+    assert {"a", "c", "d1"} <= set(ran)
+
+    doc = json.loads(paths["json"].read_text())
+    assert doc["environment"]["versions"]["pyspark"] == "4.0.0"
+    assert {t["target"] for t in doc["targets"]} >= {"b ÷ a records/s ≥ 1.0", "d2 ÷ d1 records/s ≥ 1.5"}
+    markdown = paths["md"].read_text()
+    for key, arm in arms.items():
+        assert f"| {key} | {arm['label']} | {arm['status']} |" in markdown
+    assert paths["png"].read_bytes()[:4] == b"\x89PNG"

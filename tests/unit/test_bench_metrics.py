@@ -1,0 +1,91 @@
+"""Pure logic of the benchmark harness: latency from a commit timeline, output health, Spark checkpoints."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jobs.bench.health import CSV_ID, delta_health, lines_health
+from jobs.bench.latency import record_latencies, summarize
+from jobs.bench.records import FIELD_COUNT, record_value
+from jobs.bench.runner import summarize_runs
+from jobs.bench.watchers import spark_batch_end_offsets
+
+
+def test_record_shape():
+    values = [record_value(i) for i in range(0, 2_000_000, 9973)]
+    assert all(len(json.loads(v)) == FIELD_COUNT == 11 for v in values)
+    assert 205 <= sum(map(len, values)) / len(values) <= 225
+    assert json.loads(record_value(42))["id"] == 42
+
+
+def test_latency_is_time_until_the_committed_offset_passes_the_record():
+    produced = {0: [(0, 1_000), (1, 1_100), (2, 1_200)], 1: [(0, 1_000)]}
+    timeline = [(1.5, {0: 1}), (2.0, {0: 2, 1: 1}), (3.0, {0: 2, 1: 1})]
+    latencies, never = record_latencies(produced, timeline)
+    assert sorted(latencies.tolist()) == [500.0, 900.0, 1000.0]
+    assert never == 1  # offset 2 of partition 0 was never committed
+    summary = summarize(produced, timeline)
+    assert (summary.records, summary.committed, summary.max_ms) == (4, 3, 1000.0)
+
+
+def test_lines_health_counts_rows_duplicates_and_missing(tmp_path):
+    (tmp_path / "a.txt").write_bytes(record_value(0) + b"\n" + record_value(1) + b"\n")
+    (tmp_path / "b.txt").write_bytes(record_value(1) + b"\n")
+    health = lines_health(tmp_path, range(0, 3))
+    assert (health.rows, health.duplicates, health.missing, health.files, health.ok) == (3, 1, 1, 2, False)
+    (tmp_path / "c.csv").write_bytes(b"0,1,2\n1,5,6\n")
+    csv = lines_health(tmp_path, range(0, 2), CSV_ID)
+    assert (csv.rows, csv.duplicates) == (2, 0)
+
+
+def test_delta_health_reads_live_files_from_the_log(tmp_path):
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    for name, ids in (("p1.parquet", [0, 1]), ("p2.parquet", [2, 3]), ("old.parquet", [0])):
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), tmp_path / name)
+    (log / "00000000000000000000.json").write_text(
+        json.dumps({"add": {"path": "p1.parquet"}}) + "\n" + json.dumps({"add": {"path": "old.parquet"}}) + "\n")
+    (log / "00000000000000000001.json").write_text(
+        json.dumps({"add": {"path": "p2.parquet"}}) + "\n" + json.dumps({"remove": {"path": "old.parquet"}}) + "\n")
+    health = delta_health(tmp_path, range(0, 4))
+    assert (health.rows, health.duplicates, health.missing, health.files, health.table_commits) == (4, 0, 0, 2, 2)
+    assert health.ok
+
+
+def test_spark_checkpoint_offsets_file(tmp_path):
+    path = tmp_path / "3"
+    path.write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1}\n{"t":{"1":20,"0":15}}\n')
+    assert spark_batch_end_offsets(path, "t") == {0: 15, 1: 20}
+    assert spark_batch_end_offsets(path, "other") == {}
+
+
+def test_summary_ignores_warmup_and_needs_healthy_runs():
+    ok = {"ok": True}
+    runs = [{"warmup": True, "records_per_s": 1.0, "wall_records_per_s": 1.0, "health": {"ok": False}},
+            {"warmup": False, "records_per_s": 10.0, "wall_records_per_s": 1.0, "health": ok},
+            {"warmup": False, "records_per_s": 30.0, "wall_records_per_s": 1.0, "health": ok},
+            {"warmup": False, "records_per_s": 20.0, "wall_records_per_s": 1.0, "health": ok}]
+    summary = summarize_runs(runs)
+    assert summary["records_per_s"] == 20.0 and summary["measured_runs"] == 3 and summary["health_ok"]
+    runs[2]["health"] = {"ok": False}
+    assert not summarize_runs(runs)["health_ok"]
+
+
+def test_targets_compare_the_same_figure_on_both_sides():
+    from jobs.bench.report import targets
+
+    def arm(steady, wall):
+        return {"summary": {"records_per_s": steady, "wall_records_per_s": wall}}
+
+    results = {"arms": {"a": arm(100.0, 50.0), "b": arm(150.0, 40.0), "d1": arm(None, 10.0), "d2": arm(30.0, 20.0),
+                        "c": arm(130_000.0, 1.0)},
+               "latency": {"b": {"10000": {"p50_ms": 900.0, "p99_ms": 3500.0}}}}
+    found = {t["target"]: t for t in targets(results)}
+    assert found["b ÷ a records/s ≥ 1.0"]["value"] == 1.5 and found["b ÷ a records/s ≥ 1.0"]["met"]
+    d2 = found["d2 ÷ d1 records/s ≥ 1.5"]
+    assert (d2["figure"], d2["value"], d2["met"]) == ("wall_records_per_s", 2.0, True)
+    assert found["c ≥ 120000 records/s"]["met"]
+    assert found["b p50 ≤ 1000 ms at 10k rec/s"]["met"] and found["b p99 ≤ 3000 ms at 10k rec/s"]["met"] is False
