@@ -96,6 +96,14 @@ class SinkTask(abc.ABC):
     #: The configuration key with a regular expression of topics to consume.
     TOPICS_REGEX_CONFIG = "topics.regex"
 
+    #: connect_spark extension (not in Kafka Connect): ``False`` promises that ``put`` never looks at
+    #: ``record.headers``. The runtime then leaves Kafka headers unread (Spark's Kafka source costs
+    #: about twice as much per record with headers on) unless something else needs the original
+    #: headers: a dead letter queue, ``errors.log.include.messages``, a ``HasHeaderKey`` or custom
+    #: predicate, a custom transform, or a header converter that can fail. Records then arrive with
+    #: no headers. Leave it ``True`` (the default) when in doubt.
+    reads_headers: bool = True
+
     context: SinkTaskContext
 
     @abc.abstractmethod

@@ -55,6 +55,8 @@ CONFIG_DEF = ConfigDef().define(
 class FileStreamSinkTask(SinkTask):
     """Appends ``String.valueOf(value)`` of each record as one line; flushes on ``flush``."""
 
+    reads_headers = False  # only the value is written
+
     def __init__(self) -> None:
         self.filename: str | None = None
         self.out: IO[str] | None = None

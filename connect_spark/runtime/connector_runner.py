@@ -43,6 +43,7 @@ from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.dataframe_mode import build_frame_batch
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
+from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -144,6 +145,7 @@ class ConnectorRunner:
         self._executor: ExecutorTasks | None = None
         self._frames = False
         self._frame_plan: Any = None
+        self._include_headers = True
         self.task_configs: list[dict[str, str]] = []
         self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
@@ -169,11 +171,13 @@ class ConnectorRunner:
         task_configs = [self._with_topics(dict(c)) for c in task_configs]
         self.task_configs = [dict(c) for c in task_configs]
         self.execution_mode = self.config.execution_mode(self.worker)
+        self._include_headers, why = headers_needed(task_class, self.config, self.worker)
+        log.info("%s: record headers %s: %s", self.name, "read" if self._include_headers else "not read", why)
         if self.execution_mode == "executor" and not issubclass(task_class, DataFrameSinkTask):
             self._executor = ExecutorTasks(
                 self.spark, self.name, task_class, task_configs,
                 self.config.resolved, self.worker.resolved, self._client_config(), self._commit,
-                self.worker.offset_flush_interval_ms,
+                self.worker.offset_flush_interval_ms, include_headers=self._include_headers,
             )
         else:
             self.execution_mode = "driver"
@@ -279,7 +283,7 @@ class ConnectorRunner:
                        else DRIVER_MODE_MAX_OFFSETS_PER_TRIGGER)
         max_offsets = self.worker.max_offsets_per_trigger or default_max
         options = kafka_source_options(self._client_config(), self.config.topics or None, self.config.topics_regex,
-                                       positions, max_offsets)
+                                       positions, max_offsets, include_headers=self._include_headers)
         stream = raw_columns(read_kafka_stream(self.spark, options))
         writer = (
             stream.writeStream.queryName(f"connect-spark-{self.name}")

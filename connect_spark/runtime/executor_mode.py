@@ -68,6 +68,7 @@ class ExecutorTasks:
         source_options: Kafka client options for bounded re-reads (``kafka.*`` keys).
         commit: writes offsets to the offset store.
         offset_flush_interval_ms: the worker's commit tick.
+        include_headers: whether re-reads read record headers (as the connector's stream does).
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class ExecutorTasks:
         source_options: Mapping[str, str],
         commit: Callable[[Mapping[TopicPartition, int]], None],
         offset_flush_interval_ms: int,
+        include_headers: bool = True,
     ) -> None:
         self.spark = spark
         self.connector_name = connector_name
@@ -91,6 +93,7 @@ class ExecutorTasks:
         self.source_options = dict(source_options)
         self._commit = commit
         self.offset_flush_interval_ms = offset_flush_interval_ms
+        self.include_headers = include_headers
         self.run_id = uuid.uuid4().hex
         self.task_of: dict[TopicPartition, int] = {}
         self.committed: dict[TopicPartition, int] = {}
@@ -146,7 +149,7 @@ class ExecutorTasks:
         return len(owners) != len(set(owners))
 
     def _bounded_read(self, ranges: Mapping[TopicPartition, tuple[int, int]]) -> "DataFrame":
-        options = kafka_batch_options(self.source_options, ranges)
+        options = kafka_batch_options(self.source_options, ranges, include_headers=self.include_headers)
         reader = self.spark.read.format("kafka")
         for key, value in options.items():
             reader = reader.option(key, value)

@@ -43,6 +43,7 @@ def kafka_source_options(
     topics_regex: str | None,
     positions: Mapping[TopicPartition, int],
     max_offsets_per_trigger: int | None,
+    include_headers: bool = True,
 ) -> dict[str, str]:
     """Options for ``readStream.format("kafka")``.
 
@@ -52,9 +53,10 @@ def kafka_source_options(
         topics, topics_regex: exactly one is set (``subscribe`` or ``subscribePattern``).
         positions: where every known partition starts (concrete offsets, never earliest/latest).
         max_offsets_per_trigger: bound on records per micro-batch, or None.
+        include_headers: read record headers (see :mod:`connect_spark.runtime.header_reads`).
     """
     options: dict[str, str] = {
-        "includeHeaders": "true",
+        "includeHeaders": str(include_headers).lower(),
         # Connect's consumer resets out-of-range offsets per auto.offset.reset instead of failing.
         "failOnDataLoss": "false",
         "startingOffsets": starting_offsets_json(positions),
@@ -80,20 +82,22 @@ def client_options(client_config: Mapping[str, Any]) -> dict[str, str]:
 
 
 def kafka_batch_options(
-    client_config: Mapping[str, Any], ranges: Mapping[TopicPartition, tuple[int, int]]
+    client_config: Mapping[str, Any], ranges: Mapping[TopicPartition, tuple[int, int]],
+    include_headers: bool = True,
 ) -> dict[str, str]:
     """Options for a bounded ``read.format("kafka")`` of ``[start, end)`` per partition (re-deliveries).
 
     Args:
         client_config: Kafka client settings (Kafka's names, or ``kafka.*`` options as given to the stream).
         ranges: the first offset to read and the offset after the last, per partition.
+        include_headers: read record headers, as the stream does.
     """
     assign: dict[str, list[int]] = {}
     for tp in sorted(ranges):
         assign.setdefault(tp.topic, []).append(tp.partition)
     ends = {tp: end for tp, (_, end) in ranges.items()}
     return {
-        "includeHeaders": "true",
+        "includeHeaders": str(include_headers).lower(),
         "failOnDataLoss": "false",
         "assign": json.dumps(assign),
         "startingOffsets": starting_offsets_json({tp: start for tp, (start, _) in ranges.items()}),
@@ -109,10 +113,19 @@ def read_kafka_stream(spark: "SparkSession", options: Mapping[str, str]) -> "Dat
     return reader.load()
 
 
+#: The ``headers`` column's type, also when headers are left unread (then every row has an empty list).
+HEADERS_TYPE = "array<struct<key:string,value:binary>>"
+
+
 def raw_columns(df: "DataFrame") -> "DataFrame":
-    """The Kafka source's columns as the conversion path reads them (timestamps in epoch millis)."""
+    """The Kafka source's columns as the conversion path reads them (timestamps in epoch millis).
+
+    A source read without ``includeHeaders`` gets an empty ``headers`` list per row, so the columns
+    are the same either way.
+    """
     from pyspark.sql import functions as F
 
+    headers = "headers" if "headers" in df.columns else F.expr(f"cast(array() as {HEADERS_TYPE})").alias("headers")
     return df.select(
         "topic",
         "partition",
@@ -121,5 +134,5 @@ def raw_columns(df: "DataFrame") -> "DataFrame":
         F.col("timestampType").alias("timestamp_type"),
         "key",
         "value",
-        "headers",
+        headers,
     )

@@ -8,6 +8,8 @@ __all__ = ["NoopSinkConnector", "NoopSinkTask", "NoopArrowSinkConnector", "NoopA
 
 
 class NoopSinkTask(SinkTask):
+    reads_headers = False
+
     def version(self) -> str:
         return "1.0"
 
@@ -40,6 +42,8 @@ class NoopSinkConnector(SinkConnector):
 
 class NoopArrowSinkTask(ArrowSinkTask):
     """Accepts every Arrow record frame and does nothing: the baseline for the bulk path."""
+
+    reads_headers = False
 
     def version(self) -> str:
         return "1.0"

@@ -38,6 +38,7 @@ RECORDING_DIR = "recording.dir"
 COMMIT_EVERY = "recording.commit.every"
 REWIND = "recording.rewind"
 PUT_DELAY_MS = "recording.put.delay.ms"
+READS_HEADERS = "recording.reads.headers"
 
 
 def _jsonable(value: Any) -> Any:
@@ -198,6 +199,12 @@ class FaultySinkTask(RecordingSinkTask):
         return super().pre_commit(current_offsets)
 
 
+class HeaderBlindRecordingSinkTask(RecordingSinkTask):
+    """A recording task that promises not to read headers (``reads_headers = False``): it records what it gets."""
+
+    reads_headers = False
+
+
 class RecordingSinkConnector(SinkConnector):
     """Gives each task the connector's configuration plus ``task.id``."""
 
@@ -210,6 +217,8 @@ class RecordingSinkConnector(SinkConnector):
         self.props = dict(props)
 
     def task_class(self) -> type[SinkTask]:
+        if self.task is RecordingSinkTask and self.props.get(READS_HEADERS, "true").lower() == "false":
+            return HeaderBlindRecordingSinkTask
         return self.task
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
@@ -228,6 +237,8 @@ class RecordingSinkConnector(SinkConnector):
                     doc="topic:partition:offset,... that open() rewinds to with context.offset.")
             .define(PUT_DELAY_MS, Type.INT, 0, importance=Importance.LOW,
                     doc="Sleep this many ms after each non-empty put (a slow sink).")
+            .define(READS_HEADERS, Type.BOOLEAN, True, importance=Importance.LOW,
+                    doc="false: the task class declares reads_headers = False (headers may be left unread).")
         )
 
 

@@ -29,6 +29,8 @@ def _score_class(score: float) -> str:
 
 
 class PerRecordSinkTask(SinkTask):
+    reads_headers = False
+
     def version(self) -> str:
         return "1.0"
 

@@ -156,3 +156,20 @@ def test_task_failure_fails_the_connector_naming_the_task(spark, bootstrap_serve
     assert result.committed == {TopicPartition(topic_name, 0): 100}
     calls = [c["call"] for c in read_recorded_calls(Path(work_dir) / "out", 0)]
     assert calls[-4:] == ["put_failed", "pre_commit", "close", "stop"]
+
+
+def test_headers_are_left_unread_for_a_header_blind_task_in_both_modes(spark, bootstrap_servers, topic_name, work_dir):
+    total, partitions = 600, 2
+    _fill(bootstrap_servers, topic_name, total, partitions)
+    for mode in ("executor", "driver"):
+        out = Path(work_dir) / mode
+        connector = {"name": f"blind-{mode}-{topic_name}", "connector.class": "RecordingSink", "topics": topic_name,
+                     "recording.dir": str(out), "recording.reads.headers": "false", "tasks.max": "1"}
+        worker = worker_properties(bootstrap_servers, out, task_execution_mode=mode, max_offsets_per_trigger=250)
+        result = run_connector(connector, bootstrap_servers, out, spark=spark, worker=worker)
+        assert result.exit_code == 0
+        records = read_recorded_records(out)
+        assert len(records) == total, mode
+        assert all(r["headers"] == [] for r in records), f"{mode}: headers were read for a header-blind task"
+        assert sorted(int(decode_value(r["value"])[1:]) for r in records) == list(range(total))
+        assert result.committed == _ends(bootstrap_servers, topic_name)

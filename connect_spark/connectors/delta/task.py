@@ -55,6 +55,8 @@ def _active_session() -> "SparkSession":
 class DeltaSinkTask(DataFrameSinkTask):
     """Writes each micro-batch to Delta; see the module docstring for the offset protocol."""
 
+    reads_headers = False  # rows hold key/value fields and Kafka coordinates, never headers
+
     def __init__(self) -> None:
         self.config: DeltaSinkConfig | None = None
         self._stored: dict[TableTarget, StoredOffsets] = {}

@@ -63,6 +63,8 @@ class _Buffer:
 class FilesSinkTask(ArrowSinkTask):
     """Writes rotated files per partition; see the module docstring for the offset protocol."""
 
+    reads_headers = False  # files hold record values only
+
     def __init__(self) -> None:
         self.config: FilesSinkConfig | None = None
         self.layout: FileLayout | None = None
