@@ -19,11 +19,12 @@ from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.string import StringConverter
 
-__all__ = ["ArrowFrameBuilder"]
+__all__ = ["ArrowFrameBuilder", "column_kind"]
 _UTC_MICROS = pa.timestamp("us", tz="UTC")
 
 
-def _column_kind(converter: Any) -> str | None:
+def column_kind(converter: Any) -> str | None:
+    """``"bytes"`` or ``"utf8"`` when Arrow can do ``converter``'s work on a whole column, else ``None``."""
     if isinstance(converter, ByteArrayConverter):
         return "bytes"
     if isinstance(converter, StringConverter) and str(getattr(converter, "encoding", "utf-8")).lower().replace("_", "-") in ("utf-8", "utf8"):
@@ -47,7 +48,7 @@ class ArrowFrameBuilder:
         """``converter`` is the task's :class:`~connect_spark.runtime.conversion.RecordConverter`."""
         if len(converter.chain):
             return None
-        key_kind, value_kind = _column_kind(converter.key_converter), _column_kind(converter.value_converter)
+        key_kind, value_kind = column_kind(converter.key_converter), column_kind(converter.value_converter)
         if key_kind is None or value_kind is None:
             return None
         return cls(key_kind, value_kind)

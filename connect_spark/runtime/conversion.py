@@ -16,6 +16,8 @@ against the older two-argument ``to_connect_data(topic, value)`` is still called
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import inspect
 import logging
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
 from connect_spark.runtime.errors import ErrorHandler, RawRecord, Stage
 from connect_spark.transforms.chain import TransformationChain, TransformationStage, executing_class_name
 
-__all__ = ["RecordConverter", "ConvertedBatch", "raw_records", "raw_headers", "RAW_COLUMNS"]
+__all__ = ["RecordConverter", "ConvertedBatch", "raw_records", "raw_headers", "RAW_COLUMNS", "cycle_collection_paused"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,24 @@ class ConvertedBatch:
     records: list[SinkRecord]
     consumed: dict[TopicPartition, int]
     raw_by_coordinates: dict[tuple[str, int, int], RawRecord]
+
+
+@contextlib.contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a batch's records are built.
+
+    Building a few hundred thousand records makes the collector run over and over on objects that
+    are all alive (and hold no reference cycles; reference counting frees them): on 200k records
+    this doubled the time of the per-record path and tripled that of the direct one. The collector
+    is restored afterwards, whatever happens; a caller that already paused it keeps it paused.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def raw_records(batch: pa.Table | pa.RecordBatch) -> Iterator[RawRecord]:

@@ -35,7 +35,8 @@ from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.api.task import SinkTask
 from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
-from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
+from connect_spark.runtime.direct_records import DirectRecordBuilder
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -174,7 +175,7 @@ class _CachedTask:
         connector = ConnectorConfig(spec.connector_props)
         worker = WorkerConfig(spec.worker_props)
         self.plugins: TaskPlugins = build_task_plugins(connector, worker, spec.task_id)
-        self.raw_index: dict[tuple[str, int, int], Any] = {}
+        self.raw_index: Mapping[tuple[str, int, int], Any] = {}
         reporter = None
         if connector.dlq_topic or connector.errors_log_enable:
             reporter = WorkerErrantRecordReporter(self.plugins.error_handler, self._raw_of)
@@ -183,7 +184,9 @@ class _CachedTask:
         self.spec = spec
         self.worker_task = self._worker_task({})
         self.worker_task.start()
-        self.frames = ArrowFrameBuilder.for_converter(self.plugins.converter) if isinstance(self.task, ArrowSinkTask) else None
+        bulk = isinstance(self.task, ArrowSinkTask)
+        self.frames = ArrowFrameBuilder.for_converter(self.plugins.converter) if bulk else None
+        self.direct = None if bulk else DirectRecordBuilder.for_converter(self.plugins.converter)
 
     def _raw_of(self, record: Any) -> Any:
         return self.raw_index.get((record.original_topic, record.original_kafka_partition,
@@ -310,7 +313,10 @@ def _deliver(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordB
     if isinstance(cached.task, ArrowSinkTask):
         _deliver_arrow(cached, worker_task, batch, result)
         return
-    converted = cached.plugins.converter.convert(raw_records(batch))
+    with cycle_collection_paused():
+        converted = cached.direct.build(batch) if cached.direct is not None else None
+        if converted is None:
+            converted = cached.plugins.converter.convert(raw_records(batch))
     cached.raw_index = converted.raw_by_coordinates
     started = time.perf_counter()
     delivered = worker_task.deliver(converted.records, converted.consumed)
@@ -345,7 +351,19 @@ def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.R
 
 
 def offset_ranges(batch: pa.RecordBatch) -> dict[TopicPartition, tuple[int, int]]:
-    """Per topic-partition of ``batch``: its first offset and the offset after its last, in one Arrow pass."""
+    """Per topic-partition of ``batch``: its first offset and the offset after its last, in one Arrow pass.
+
+    A batch of one partition (the common case: Spark's Kafka partitions are the batches) is answered
+    with three min/max kernels; only mixed batches need a group-by (and its ``pyarrow.acero`` import).
+    """
+    if batch.num_rows == 0:
+        return {}
+    topics, partitions = batch.column("topic"), batch.column("partition")
+    partition_range = pc.min_max(partitions)
+    if partition_range["min"] == partition_range["max"] and pc.count_distinct(topics).as_py() == 1:
+        offset_range = pc.min_max(batch.column("offset"))
+        tp = TopicPartition(topics[0].as_py(), partition_range["min"].as_py())
+        return {tp: (offset_range["min"].as_py(), offset_range["max"].as_py() + 1)}
     grouped = (pa.Table.from_batches([batch]).select(["topic", "partition", "offset"])
                .group_by(["topic", "partition"]).aggregate([("offset", "min"), ("offset", "max")]))
     return {TopicPartition(topic, partition): (first, last + 1)
