@@ -130,6 +130,10 @@ class SinkTask(abc.ABC):
         Not called with an empty collection. Exactly-once sinks read the offsets stored with their data
         here and call ``context.offset(...)``; the runtime applies those seeks right after this returns.
         An exception fails the task.
+
+        In executor mode every micro-batch is a new generation, so ``open`` runs once per batch: seek
+        only to offsets that advance (those stored with the data); a fixed backward seek would have
+        the same records delivered again on every batch.
         """
 
     @abc.abstractmethod
