@@ -39,7 +39,7 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
-from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
 from connect_spark.runtime.dataframe_mode import build_frame_batch
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
@@ -332,7 +332,9 @@ class ConnectorRunner:
         self.records_read += table.num_rows
         by_task: dict[_Task, list] = defaultdict(list)
         new_partitions: dict[TopicPartition, int] = {}
-        for raw in raw_records(table):
+        with cycle_collection_paused():
+            raws = list(raw_records(table))
+        for raw in raws:
             tp = TopicPartition(raw.topic, raw.partition)
             if tp in self._held:
                 continue
@@ -353,7 +355,8 @@ class ConnectorRunner:
         for task in self._tasks:
             raws = by_task.get(task, [])
             task.worker_task.metrics.record_read(len(raws))
-            converted = task.plugins.converter.convert(iter(raws))
+            with cycle_collection_paused():
+                converted = task.plugins.converter.convert(iter(raws))
             task.raw_index = converted.raw_by_coordinates
             self._deliver(task, converted.records, converted.consumed)
             self._positions.update(converted.consumed)
