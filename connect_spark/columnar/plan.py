@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
 
-__all__ = ["ColumnarPlan", "PlanOutput", "NotVectorizable", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
+__all__ = ["ColumnarPlan", "PlanOutput", "StagedCounts", "NotVectorizable", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,21 @@ class RecordColumns:
 
 
 class _ColumnConverter:
-    """A converter as column expressions over one binary column (``key`` or ``value``)."""
+    """A converter as column expressions over one binary column (``key`` or ``value``).
+
+    Data-dependent converters (JSON) learn the batch's shape from a sample and keep it: the next
+    batches reuse it without sampling (``reused`` says whether the last ``resolve`` did) until
+    :meth:`forget` is called, which the runtime does when too many rows of a batch fell back.
+    """
+
+    reused = False
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         """The converted part and the condition under which a row converts exactly; may run one action."""
         raise NotImplementedError
+
+    def forget(self) -> None:
+        """Drop what was learned from earlier batches; the next ``resolve`` samples again."""
 
 
 class _ByteArray(_ColumnConverter):
@@ -164,12 +174,61 @@ def _json_text(name: str) -> tuple["Column", "Column", "Column"]:
 SAMPLE_ROWS = 1000
 
 
-def _dominant(raw: "DataFrame", key: "Column") -> list[tuple[str, int]]:
-    """Distinct non-null values of ``key`` over the batch with their counts, most frequent first."""
+def _dominant(raw: "DataFrame", key: "Column", example: "Column | None" = None) -> list[tuple[str, int, Any]]:
+    """Distinct non-null values of ``key`` over ``raw`` with their counts (and one ``example`` value
+    of a row with that key, when asked for), most frequent first."""
     from pyspark.sql import functions as F
 
-    rows = raw.select(key.alias("k")).where(F.col("k").isNotNull()).groupBy("k").count().collect()
-    return sorted(((r["k"], r["count"]) for r in rows), key=lambda kv: -kv[1])
+    picked = raw.select(key.alias("k"), (example if example is not None else F.lit(None)).alias("e"))
+    rows = picked.where(F.col("k").isNotNull()).groupBy("k").agg(F.count("*").alias("n"), F.first("e").alias("e"))
+    return sorted(((r["k"], r["n"], r["e"]) for r in rows.collect()), key=lambda kv: -kv[1])
+
+
+def _ordered_like(text: str, spark_type: Any) -> Any:
+    """``spark_type`` (a struct from a variant shape, fields sorted by name) with the fields of every
+    object in the order ``text`` (a JSON document of that shape) writes them; ``None`` when the
+    document does not have exactly those fields."""
+    from pyspark.sql import types as T
+
+    def order(value: Any, t: Any) -> Any:
+        if isinstance(t, T.StructType):
+            if not isinstance(value, list) or sorted(k for k, _ in value) != sorted(t.fieldNames()):
+                return None
+            fields = []
+            for name, child in value:
+                child_type = order(child, t[name].dataType)
+                if child_type is None:
+                    return None
+                fields.append(T.StructField(name, child_type, True))
+            return T.StructType(fields)
+        return t
+
+    try:
+        document = json.loads(text, object_pairs_hook=list)
+    except ValueError:
+        return None
+    return order(document, spark_type)
+
+
+#: Trailing zeros of a fraction's digits (``12.40`` → ``12.4``, ``5.00`` → ``5.0``) before a delimiter.
+_TRAILING_ZEROS = r"(\.[0-9]*?[0-9])0+(?=[,}\]])"
+
+
+def _without_trailing_zeros(text: "Column") -> "Column":
+    """JSON text with the fractions' trailing zeros removed, as Java prints doubles (``12.40`` → ``12.4``)."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_replace(text, _TRAILING_ZEROS, "$1")
+
+
+def _reordered(c: "Column", source: Any, target: Any) -> "Column":
+    """A struct column of type ``source`` rebuilt with the field order of ``target`` (same fields)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not isinstance(target, T.StructType) or source == target:
+        return c
+    return F.struct(*[_reordered(c[f.name], source[f.name].dataType, f.dataType).alias(f.name) for f in target.fields])
 
 
 class _SchemalessJson(_ColumnConverter):
@@ -180,35 +239,65 @@ class _SchemalessJson(_ColumnConverter):
     where the shape has a type, integers where it has BIGINT, fractions where it has DECIMAL/DOUBLE
     (both FLOAT64, as the per-record converter reads them). Shapes whose values cannot be told apart
     after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
-    are never chosen. The parse and the shape appear once per row in the projection (Spark's common
-    subexpression elimination evaluates them once).
+    are never chosen.
+
+    Two checks prove a row exact. The cheap one, for objects: parsed with ``from_json`` into the shape's
+    types with the fields in the order the sample's first row of that shape writes them, the row
+    re-serializes (``to_json``) to exactly its own text, so every key is there once, every number kept
+    its kind and every string its characters (``NaN``, single quotes and ``-0.0`` never pass it). Rows
+    that fail it (other spacing or key order, escapes,
+    exponents) take the general check: the row's variant shape equals the chosen one, and its value
+    is the variant cast to the shape's types. Spark evaluates the general check only for those rows.
     """
+
+    def __init__(self) -> None:
+        self._learned: tuple[str, Any, str] | None = None  # (shape, its Spark type, an example text)
+
+    def forget(self) -> None:
+        self._learned = None
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        _, empty, utf8 = _json_text(name)
+        text, empty, utf8 = _json_text(name)
         parsed = F.expr(f"try_parse_json(cast(`{name}` as string))")
         shape = variant_schema.normalized(F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))"))
-        usable = None
-        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
-        for candidate, _ in _dominant(sample, shape):
-            if candidate == "VOID":
-                continue
-            try:
-                usable = (candidate, variant_schema.to_spark(variant_schema.parse(candidate)))
-                break
-            except NotVectorizable as e:
-                log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
+        usable = self._learned
+        self.reused = usable is not None
+        if usable is None:
+            sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
+            for candidate, _, example in _dominant(sample, shape, text):
+                if candidate == "VOID":
+                    continue
+                try:
+                    usable = (candidate, variant_schema.to_spark(variant_schema.parse(candidate)), example)
+                    break
+                except NotVectorizable as e:
+                    log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
+            self._learned = usable
         if usable is None:
             null_part = Part(F.lit(None).cast("string"), None, None, T.StringType())
             return null_part, empty | (utf8 & (shape == F.lit("VOID")))
-        candidate, spark_type = usable
-        column = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
+        candidate, spark_type, example = usable
+        general_ok = shape.isin(candidate, "VOID")
+        general = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
             parsed.cast(spark_type))
-        return (Part(column, None, None, spark_type),
-                empty | (utf8 & shape.isin(candidate, "VOID")))
+        text_order = _ordered_like(example, spark_type) if isinstance(spark_type, T.StructType) else None
+        if text_order is None:
+            return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
+        # options keep Spark from splitting the parse into pruned per-field parses, and refuse NaN and
+        # single quotes, which Spark would otherwise read and the per-record converter does not
+        fast = F.from_json(text, text_order, {"mode": "PERMISSIVE", "allowNonNumericNumbers": "false",
+                                              "allowSingleQuotes": "false"})
+        # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
+        # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
+        # they are dropped; the regular expression runs only for rows that do not match as they are
+        written = F.to_json(fast, {"ignoreNullFields": "false"})
+        same_text = (written == text) | (written == _without_trailing_zeros(text))
+        fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
+        column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
+        return Part(column, None, None, spark_type), empty | (utf8 & (fast_ok | general_ok))
 
 
 _ENVELOPE_HEAD = re.compile(r'\s*\{\s*"schema"\s*:\s*')
@@ -247,6 +336,10 @@ class _EnvelopeJson(_ColumnConverter):
 
     def __init__(self, converter: JsonConverter) -> None:
         self.converter = converter
+        self._learned: tuple[str, Any] | None = None  # the fast form's envelope prefix and its schema JSON
+
+    def forget(self) -> None:
+        self._learned = None
 
     def _schema(self, schema_json: Any) -> tuple[Schema, Any]:
         schema = self.converter.as_connect_schema(schema_json)
@@ -257,25 +350,32 @@ class _EnvelopeJson(_ColumnConverter):
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
 
-        prefixes: dict[str, int] = {}
-        schemas: dict[str, Any] = {}
-        rows = raw.select(name).where(F.col(name).isNotNull()).limit(SAMPLE_ROWS).collect()
-        for row in rows:
-            try:
-                found = envelope_prefix(bytes(row[0]).decode("utf-8"))
-            except UnicodeDecodeError:
-                continue
-            if found is not None:
-                prefixes[found[0]] = prefixes.get(found[0], 0) + 1
-                schemas[found[0]] = found[1]
-        if not prefixes:
-            return self._generic(raw, name)
-        prefix = max(prefixes, key=lambda p: prefixes[p])
+        self.reused = self._learned is not None
+        if self._learned is None:
+            prefixes: dict[str, int] = {}
+            schemas: dict[str, Any] = {}
+            rows = raw.select(name).where(F.col(name).isNotNull()).limit(SAMPLE_ROWS).collect()
+            for row in rows:
+                try:
+                    found = envelope_prefix(bytes(row[0]).decode("utf-8"))
+                except UnicodeDecodeError:
+                    continue
+                if found is not None:
+                    prefixes[found[0]] = prefixes.get(found[0], 0) + 1
+                    schemas[found[0]] = found[1]
+            if not prefixes:
+                return self._generic(raw, name)
+            prefix = max(prefixes, key=lambda p: prefixes[p])
+            learned = (prefix, schemas[prefix])
+        else:
+            learned = self._learned
+        prefix = learned[0]
         try:
-            schema, parse_type = self._schema(schemas[prefix])
+            schema, parse_type = self._schema(learned[1])
         except Exception as e:
             log.info("JSON schema of this batch is not vectorizable (%s); using the per-record path", e)
             return self._generic(raw, name)
+        self._learned = learned
         text, empty, utf8 = _json_text(name)
         start = len(prefix) + 1
         payload_text = text.substr(F.lit(start), F.length(text) - start)
@@ -304,7 +404,7 @@ class _EnvelopeJson(_ColumnConverter):
         schema_text = F.get_json_object(text, "$.schema")
         tombstone = Part(F.lit(None).cast("string"), None, None, T.StringType())
         sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
-        for candidate, _ in _dominant(sample, schema_text)[:1]:
+        for candidate, _, _ in _dominant(sample, schema_text)[:1]:
             try:
                 schema, parse_type = self._schema(json.loads(candidate))
             except Exception as e:
@@ -543,26 +643,79 @@ def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, pre
 # --- the plan ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class StagedCounts:
+    """What one pass over a staged batch tells: offset ranges, rows, and rows for the per-record path."""
+
+    ranges: dict[TopicPartition, tuple[int, int]]
+    rows: int
+    fallback_rows: int
+
+
 @dataclass
 class PlanOutput:
     """One batch split by a plan.
 
     Attributes:
-        good: the record frame of rows converted by column expressions.
-        fallback: the raw rows (``RAW_COLUMNS``) for the per-record path.
+        staged: one row per raw row that a ``Filter`` kept: the raw columns (``RAW_COLUMNS``), the
+            converted record's columns and the row's ok flag. ``good`` and ``fallback`` are read from
+            it, so a caller that persists it (:meth:`persisted`) converts every row once per batch.
         key_schema, value_schema: Connect schemas of the non-null keys / values in ``good``
             (``None``: schemaless).
         null_key_schema, null_value_schema: the schemas records with a null key / value carry.
         header_converter: converts the raw headers when records are built.
     """
 
-    good: "DataFrame"
-    fallback: "DataFrame"
+    staged: "DataFrame"
     key_schema: Schema | None
     value_schema: Schema | None
     null_key_schema: Schema | None
     null_value_schema: Schema | None
     header_converter: HeaderConverter | None = None
+
+    @property
+    def good(self) -> "DataFrame":
+        """The record frame (``RECORD_FRAME_COLUMNS``) of rows converted by column expressions."""
+        from pyspark.sql import functions as F
+
+        return self.staged.where(F.col(_OK) & F.col(_KEEP) & (F.col(_BARRIER) >= 0)).select(
+            F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), "offset",
+            F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
+            F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
+            F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
+            F.col("offset").alias("original_offset"),
+        )
+
+    @property
+    def fallback(self) -> "DataFrame":
+        """The raw rows (``RAW_COLUMNS``) the per-record path converts."""
+        from pyspark.sql import functions as F
+
+        return self.staged.where(~F.col(_OK) & (F.col(_BARRIER) >= 0)).select(*RAW_COLUMNS)
+
+    def offset_ranges(self) -> "StagedCounts":
+        """First and next offset per topic-partition of the raw batch, its rows, and how many fall back.
+
+        One aggregation over ``staged`` (on a persisted output it is the pass that converts the batch).
+        Rows a ``Filter`` dropped count too: the ranges include them, as :func:`batch_offset_ranges`.
+        """
+        from pyspark.sql import functions as F
+
+        rows = (self.staged.groupBy("topic", "partition")
+                .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"), F.count("*").alias("n"),
+                     F.count_if(~F.col(_OK)).alias("bad"))
+                .collect())
+        return StagedCounts({TopicPartition(r["topic"], r["partition"]): (r["lo"], r["hi"] + 1) for r in rows},
+                            sum(r["n"] for r in rows), sum(r["bad"] for r in rows))
+
+    def persisted(self) -> "PlanOutput":
+        """The same output with ``staged`` persisted (memory, then disk); call :meth:`unpersist` after."""
+        from pyspark import StorageLevel
+
+        return replace(self, staged=self.staged.persist(StorageLevel.MEMORY_AND_DISK))
+
+    def unpersist(self) -> None:
+        self.staged.unpersist()
 
     def to_records(self, table: "pa.Table") -> list[SinkRecord]:
         """``SinkRecord``s of an Arrow table of ``good`` rows (e.g. ``good.toArrow()`` or a mapInArrow batch)."""
@@ -581,11 +734,21 @@ class ColumnarPlan:
     #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
     batch_fallback_reasons: list[str] = field(default_factory=list)
 
+    @property
+    def reused_samples(self) -> bool:
+        """True when the last :meth:`apply` reused a shape learned from an earlier batch."""
+        return self.key.reused or self.value.reused
+
+    def forget_samples(self) -> None:
+        """Make the next :meth:`apply` learn the batch's shapes from a sample again."""
+        self.key.forget()
+        self.value.forget()
+
     def apply(self, raw: "DataFrame") -> PlanOutput:
         """Split a raw batch into good (record frame) and fallback (raw) rows.
 
-        Runs at most one small aggregation per JSON converter to learn the batch's schema; the returned
-        DataFrames are lazy. Never raises for data: a batch the plan cannot handle falls back whole.
+        Runs at most one small aggregation per JSON converter to learn the batch's schema (none when it
+        reuses what an earlier batch taught, see :meth:`forget_samples`); the returned DataFrames are lazy. Never raises for data: a batch the plan cannot handle falls back whole.
         """
         from pyspark.sql import functions as F
 
@@ -602,11 +765,10 @@ class ColumnarPlan:
         except NotVectorizable as e:
             self.batch_fallback_reasons.append(str(e))
             log.info("Batch not vectorizable (%s); every row takes the per-record path", e)
-            return PlanOutput(raw.limit(0).select(*_frame_columns_for_empty()), raw.select(*RAW_COLUMNS),
+            return PlanOutput(_staged(raw, _unconverted_columns(), F.lit(False), F.lit(True)),
                               None, None, None, None, self.header_converter)
         no_timestamp = ts.isNull() | (ts == -1)
-        staged = raw.select(
-            *RAW_COLUMNS,
+        converted = [
             record.topic.alias("__topic"),
             record.partition.alias("__partition"),
             F.when(no_timestamp, F.lit(None)).otherwise(F.timestamp_millis(ts)).alias("__timestamp"),
@@ -615,33 +777,31 @@ class ColumnarPlan:
             record.key.column.alias("__key"),
             record.value.column.alias("__value"),
             record.headers.alias("__headers"),
-            record.ok.alias(_OK),
-            record.keep.alias(_KEEP),
-            # nondeterministic, so the optimizer keeps the filters below above this projection
-            # instead of re-inlining its expensive expressions (JSON parsing) into them
-            F.spark_partition_id().alias(_BARRIER),
-        )
-        barrier = F.col(_BARRIER) >= 0  # always true; referenced so that the column stays
-        good = staged.where(F.col(_OK) & F.col(_KEEP) & barrier).select(
-            F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), "offset",
-            F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
-            F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
-            F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
-            F.col("offset").alias("original_offset"),
-        )
-        fallback = staged.where(~F.col(_OK) & barrier).select(*RAW_COLUMNS)
-        return PlanOutput(good, fallback, record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema,
-                          self.header_converter)
+        ]
+        return PlanOutput(_staged(raw, converted, record.ok, record.keep), record.key.schema, record.value.schema,
+                          record.key.null_schema, record.value.null_schema, self.header_converter)
 
 
-def _frame_columns_for_empty() -> list["Column"]:
+def _staged(raw: "DataFrame", converted: list["Column"], ok: "Column", keep: "Column") -> "DataFrame":
+    """The raw columns, the converted record's columns and the row's flags in one projection."""
     from pyspark.sql import functions as F
 
-    return [F.col("topic"), F.col("partition"), F.col("offset"),
-            F.timestamp_millis(F.col("timestamp_ms")).alias("timestamp"),
-            F.col("timestamp_type").cast("int").alias("timestamp_type"), F.col("key"), F.col("value"),
-            F.col("headers"), F.col("topic").alias("original_topic"),
-            F.col("partition").alias("original_partition"), F.col("offset").alias("original_offset")]
+    return raw.select(
+        *RAW_COLUMNS, *converted, ok.alias(_OK), keep.alias(_KEEP),
+        # nondeterministic, so the optimizer keeps the filters of ``good``/``fallback`` above this
+        # projection instead of re-inlining its expensive expressions (JSON parsing) into them
+        F.spark_partition_id().alias(_BARRIER),
+    )
+
+
+def _unconverted_columns() -> list["Column"]:
+    """The converted columns of a batch nothing was converted in (typed as a frame, never read as one)."""
+    from pyspark.sql import functions as F
+
+    return [F.col("topic").alias("__topic"), F.col("partition").alias("__partition"),
+            F.timestamp_millis(F.col("timestamp_ms")).alias("__timestamp"),
+            F.col("timestamp_type").cast("int").alias("__timestamp_type"), F.col("key").alias("__key"),
+            F.col("value").alias("__value"), F.col("headers").alias("__headers")]
 
 
 def batch_offset_ranges(raw: "DataFrame") -> dict[TopicPartition, tuple[int, int]]:

@@ -365,12 +365,9 @@ class ConnectorRunner:
 
     def _process_frame_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
         """A micro-batch for a DataFrameSinkTask: one ``put_dataframe`` with the converted batch."""
-        from pyspark import StorageLevel
-
         task = self._tasks[0]
-        raw = batch_df.persist(StorageLevel.MEMORY_AND_DISK)
+        batch = build_frame_batch(self.spark, batch_df, self._frame_plan, task.plugins.converter)
         try:
-            batch = build_frame_batch(self.spark, raw, self._frame_plan, task.plugins.converter)
             self.batches += 1
             read = sum(batch.consumed[tp] - batch.first[tp] for tp in batch.consumed)
             self.records_read += read
@@ -390,7 +387,7 @@ class ConnectorRunner:
             task.worker_task.maybe_commit()
             self._collect_rewinds()
         finally:
-            raw.unpersist()
+            batch.release()
 
     def _deliver(self, task: _Task, records, consumed) -> None:
         worker_task = task.worker_task

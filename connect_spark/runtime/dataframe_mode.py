@@ -1,22 +1,27 @@
 """Builds the record frame a :class:`~connect_spark.api.bulk.DataFrameSinkTask` receives, per micro-batch.
 
-Called by the connector runner on the driver, inside ``foreachBatch``. The raw batch is persisted once
-(it is read by the offsets aggregation, the vectorized plan and the per-record fallback), then:
+Called by the connector runner on the driver, inside ``foreachBatch``:
 
-* with a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`), the good rows stay a lazy
-  Spark DataFrame and only the rows the plan could not prove convertible are collected and converted
-  per record, under ``errors.*`` (tolerated ones go to the log / dead letter queue). When any of those
-  survives conversion, the batch is rebuilt from records so the task still gets one frame in offset
-  order (exactly-once sinks rely on that);
-* without a plan (a custom transform, an unsupported converter), the batch is converted per record on
-  the driver and handed over as a DataFrame built from Arrow.
+* with a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`), the plan's staged
+  projection (raw columns, converted columns, ok flag) is persisted, so the batch is read from Kafka
+  and converted once: one aggregation gives the offset ranges and counts the rows the plan could not
+  prove convertible, those rows alone are collected and converted per record under ``errors.*``
+  (tolerated ones go to the log / dead letter queue), and the frame the task writes is read from the
+  same cache. When a fallback row survives conversion, the batch is rebuilt from records so the task
+  still gets one frame in offset order (exactly-once sinks rely on that);
+* without a plan (a custom transform, an unsupported converter), the raw batch is persisted and
+  converted per record on the driver, and handed over as a DataFrame built from Arrow.
+
+The caller keeps the batch's cache until ``put_dataframe`` returned, then calls :meth:`FrameBatch.release`.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
+
+from pyspark import StorageLevel
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion import RecordConverter, raw_records
@@ -31,38 +36,83 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class FrameBatch:
-    """A batch ready for ``put_dataframe``: the frame (``None`` when no record survived) and offsets."""
+    """A batch ready for ``put_dataframe``: the frame (``None`` when no record survived) and offsets.
+
+    ``release`` drops the batch's cache; the caller calls it once the frame is no longer read.
+    """
 
     frame: "DataFrame | None"
     first: dict[TopicPartition, int]
     consumed: dict[TopicPartition, int]
+    release: Callable[[], None] = lambda: None
 
 
 def build_frame_batch(spark: "SparkSession", raw: "DataFrame", plan: Any, converter: RecordConverter) -> FrameBatch:
-    """Convert a persisted raw batch into a record frame (see the module docstring)."""
+    """Convert a raw batch (``RAW_COLUMNS``, not persisted) into a record frame (see the module docstring)."""
+    if plan is None:
+        return _from_records(spark, raw, converter)
+    output, counts = _staged_batch(raw, plan)
+    try:
+        first = {tp: start for tp, (start, _) in counts.ranges.items()}
+        consumed = {tp: end for tp, (_, end) in counts.ranges.items()}
+        frame = output.good if consumed else None
+        if counts.fallback_rows:
+            survivors = converter.convert(raw_records(output.fallback.toArrow())).records
+            if survivors:
+                log.info("%d records of this batch needed the per-record path; the batch is handed over from "
+                         "records", len(survivors))
+                records = output.to_records(output.good.toArrow()) + survivors
+                frame = _frame_of_records(spark, records, converter)
+    except BaseException:
+        output.unpersist()
+        raise
+    return FrameBatch(frame, first, consumed, output.unpersist)
+
+
+#: A batch converted with shapes learned from earlier batches is converted again, with shapes learned
+#: from its own sample, when more than this share of its rows fell back.
+RELEARN_FALLBACK_SHARE = 0.1
+
+
+def _staged_batch(raw: "DataFrame", plan: Any) -> tuple[Any, Any]:
+    """The plan's persisted output for ``raw`` and its counts, learning the shapes again if they went stale."""
+    output = plan.apply(raw).persisted()
+    try:
+        counts = output.offset_ranges()
+        if plan.reused_samples and counts.fallback_rows > RELEARN_FALLBACK_SHARE * counts.rows:
+            log.info("%d of %d records did not match the shapes learned from earlier batches; learning them "
+                     "from this batch", counts.fallback_rows, counts.rows)
+            output.unpersist()
+            plan.forget_samples()
+            output = plan.apply(raw).persisted()
+            counts = output.offset_ranges()
+    except BaseException:
+        output.unpersist()
+        raise
+    return output, counts
+
+
+def _from_records(spark: "SparkSession", raw: "DataFrame", converter: RecordConverter) -> FrameBatch:
+    """The batch converted per record on the driver (no vectorized plan)."""
     from connect_spark.columnar.plan import batch_offset_ranges
 
-    ranges = batch_offset_ranges(raw)
-    first = {tp: start for tp, (start, _) in ranges.items()}
-    consumed = {tp: end for tp, (_, end) in ranges.items()}
-    if not consumed:
-        return FrameBatch(None, {}, {})
-    if plan is not None:
-        output = plan.apply(raw)
-        fallback = output.fallback.toArrow()
-        if fallback.num_rows == 0:
-            return FrameBatch(output.good, first, consumed)
-        survivors = converter.convert(raw_records(fallback)).records
-        if not survivors:
-            return FrameBatch(output.good, first, consumed)
-        log.info("%d records of this batch needed the per-record path; the batch is handed over from records",
-                 len(survivors))
-        records = output.to_records(output.good.toArrow()) + survivors
-    else:
-        records = converter.convert(raw_records(raw.toArrow())).records
+    cached = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        ranges = batch_offset_ranges(cached)
+        first = {tp: start for tp, (start, _) in ranges.items()}
+        consumed = {tp: end for tp, (_, end) in ranges.items()}
+        records = converter.convert(raw_records(cached.toArrow())).records if consumed else []
+        frame = _frame_of_records(spark, records, converter)
+    finally:
+        cached.unpersist()
+    return FrameBatch(frame, first, consumed)
+
+
+def _frame_of_records(spark: "SparkSession", records: list, converter: RecordConverter) -> "DataFrame | None":
+    """A frame in offset order per original partition, built from records through Arrow; ``None`` if empty."""
     if not records:
-        return FrameBatch(None, first, consumed)
+        return None
     from connect_spark.columnar.records import records_to_frame
 
     records.sort(key=lambda r: (r.original_topic, r.original_kafka_partition, r.original_kafka_offset))
-    return FrameBatch(spark.createDataFrame(records_to_frame(records, converter.header_converter)), first, consumed)
+    return spark.createDataFrame(records_to_frame(records, converter.header_converter))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition
+from connect_spark.runtime import python_worker
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.generation import (
     GenerationResult,
@@ -246,6 +247,7 @@ def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[
     """The ``mapInArrow`` function: one generation per task run of rows in a Spark partition."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        python_worker.install()  # the worker's next tasks skip re-reading pyspark's zips and jar
         for task_id, task_batches in group_by_task(batches, task_of, UNASSIGNED):
             if task_id == UNASSIGNED:
                 result = _unassigned_result(task_batches)

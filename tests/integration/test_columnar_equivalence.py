@@ -47,6 +47,8 @@ def _typed(v: Any) -> Any:
         return ("dict", tuple(sorted((k, _typed(x)) for k, x in v.items())))
     if isinstance(v, list):
         return ("list", tuple(_typed(x) for x in v))
+    if isinstance(v, float):
+        return ("float", repr(v))  # -0.0 != 0.0 here, and NaN equals itself
     return (type(v).__name__, v)
 
 

@@ -1,0 +1,39 @@
+"""The schemaless JSON fast path parses a row with the fields in the order its sample wrote them."""
+
+from __future__ import annotations
+
+import re
+
+from pyspark.sql import types as T
+
+from connect_spark.columnar.plan import _TRAILING_ZEROS, _ordered_like
+
+SORTED = T.StructType([
+    T.StructField("a", T.LongType()),
+    T.StructField("b", T.StructType([T.StructField("x", T.StringType()), T.StructField("y", T.DoubleType())])),
+    T.StructField("c", T.ArrayType(T.LongType())),
+])
+
+
+def test_fields_take_the_text_order_at_every_level():
+    ordered = _ordered_like('{"c":[1],"b":{"y":1.5,"x":"s"},"a":1}', SORTED)
+    assert ordered.fieldNames() == ["c", "b", "a"]
+    assert ordered["b"].dataType.fieldNames() == ["y", "x"]
+    assert ordered["c"].dataType == T.ArrayType(T.LongType())
+    assert ordered["b"].dataType["y"].dataType == T.DoubleType()
+
+
+def test_an_example_with_other_fields_gives_no_order():
+    assert _ordered_like('{"a":1,"b":{"x":"s","y":1.5}}', SORTED) is None  # c missing
+    assert _ordered_like('{"a":1,"b":{"x":"s","y":1.5,"z":0},"c":[]}', SORTED) is None  # nested extra
+    assert _ordered_like('{"a":1,"a":2,"b":{"x":"s","y":1.5},"c":[]}', SORTED) is None  # duplicate key
+    assert _ordered_like('not json', SORTED) is None
+
+
+def test_trailing_zeros_are_dropped_from_numbers_only_before_a_delimiter():
+    def strip(text: str) -> str:
+        return re.sub(_TRAILING_ZEROS, r"\1", text)  # Java's and Python's regex agree on this pattern
+
+    assert strip('{"a":12.40,"b":5.00,"c":[0.500000],"d":100.0}') == '{"a":12.4,"b":5.0,"c":[0.5],"d":100.0}'
+    assert strip('{"a":1.05,"b":5.10e5}') == '{"a":1.05,"b":5.10e5}'
+    assert strip('{"s":"x.10","t":10}') == '{"s":"x.10","t":10}'
