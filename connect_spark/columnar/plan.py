@@ -79,6 +79,8 @@ log = logging.getLogger(__name__)
 _OK = "__columnar_ok"
 _KEEP = "__columnar_keep"
 _BARRIER = "__columnar_barrier"
+#: Raw columns a staged row always keeps; the others (bytes) only matter when the row falls back.
+_COORDINATES = ("topic", "partition", "offset", "timestamp_ms", "timestamp_type")
 
 
 NotVectorizable = variant_schema.NotVectorizable
@@ -712,7 +714,8 @@ class PlanOutput:
         """The same output with ``staged`` persisted (memory, then disk); call :meth:`unpersist` after."""
         from pyspark import StorageLevel
 
-        return replace(self, staged=self.staged.persist(StorageLevel.MEMORY_AND_DISK))
+        # deserialized: the cache already holds Spark's columnar batches; serializing them again costs CPU
+        return replace(self, staged=self.staged.persist(StorageLevel.MEMORY_AND_DISK_DESER))
 
     def unpersist(self) -> None:
         self.staged.unpersist()
@@ -783,11 +786,14 @@ class ColumnarPlan:
 
 
 def _staged(raw: "DataFrame", converted: list["Column"], ok: "Column", keep: "Column") -> "DataFrame":
-    """The raw columns, the converted record's columns and the row's flags in one projection."""
+    """The raw columns (bytes only where ``ok`` is false), the converted record's columns and the row's
+    flags in one projection."""
     from pyspark.sql import functions as F
 
+    # the raw bytes are kept for the rows that fall back only (the frame reads the converted columns)
+    raw_kept = [c if c in _COORDINATES else F.when(ok, F.lit(None)).otherwise(F.col(c)).alias(c) for c in RAW_COLUMNS]
     return raw.select(
-        *RAW_COLUMNS, *converted, ok.alias(_OK), keep.alias(_KEEP),
+        *raw_kept, *converted, ok.alias(_OK), keep.alias(_KEEP),
         # nondeterministic, so the optimizer keeps the filters of ``good``/``fallback`` above this
         # projection instead of re-inlining its expensive expressions (JSON parsing) into them
         F.spark_partition_id().alias(_BARRIER),

@@ -96,7 +96,7 @@ def _from_records(spark: "SparkSession", raw: "DataFrame", converter: RecordConv
     """The batch converted per record on the driver (no vectorized plan)."""
     from connect_spark.columnar.plan import batch_offset_ranges
 
-    cached = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    cached = raw.persist(StorageLevel.MEMORY_AND_DISK_DESER)
     try:
         ranges = batch_offset_ranges(cached)
         first = {tp: start for tp, (start, _) in ranges.items()}
