@@ -78,8 +78,12 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: Collection[SinkRecord]) -> None:
         """Called by the runtime with each batch: one line per record, buffered until ``flush``."""
         assert self.out is not None
-        for record in records:
-            self.out.write(java_string(record.value, record.value_schema) + "\n")
+        if not records:
+            return
+        # one write per batch; a str value (StringConverter) is its own String.valueOf
+        lines = [r.value if type(r.value) is str else java_string(r.value, r.value_schema) for r in records]
+        lines.append("")  # every line ends with a newline
+        self.out.write("\n".join(lines))
 
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         """Called by the default ``pre_commit``: makes every line written so far durable in the file."""
