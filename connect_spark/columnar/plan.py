@@ -92,12 +92,18 @@ class Part:
         schema: the Connect schema of non-null values (``None``: schemaless).
         null_schema: the Connect schema a record with a null here carries.
         spark_type: the Spark type of ``column`` (needed for schemaless structs).
+        fields: set by transforms that build a struct: ``(name, column, Spark type)`` per field, so the
+            next transform reads the fields directly instead of re-extracting them from ``column``
+            (which would grow the expression tree exponentially along a chain).
+        null: with ``fields``, the condition under which ``column`` is null.
     """
 
     column: "Column"
     schema: Schema | None
     null_schema: Schema | None
     spark_type: Any
+    fields: tuple[tuple[str, "Column", Any], ...] | None = None
+    null: "Column | None" = None
 
 
 @dataclass(frozen=True)
@@ -556,7 +562,7 @@ def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
     """
     key = _converter(key_converter, "key.converter")
     value = _converter(value_converter, "value.converter")
-    steps = [_step(*stage) for stage in stages]
+    steps = [_step(*stage, header_converter=header_converter) for stage in stages]
     return ColumnarPlan(key, value, steps, header_converter)
 
 
