@@ -98,7 +98,6 @@ def _drop_headers(transform: Any) -> Callable[[RecordColumns], RecordColumns]:
 
 
 def _replace_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColumns]:
-    from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     def apply(r: RecordColumns) -> RecordColumns:
@@ -236,8 +235,11 @@ def _insert_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Rec
     return apply
 
 
-def _insertions(transform: Any, r: RecordColumns) -> list[tuple[Any, "Column", Any, bool]]:
-    """(spec, column, Spark type, only-when-timestamp) per configured insertion, in Kafka's order."""
+def _insertions(transform: Any, r: RecordColumns, schemaless: bool) -> list[tuple[Any, "Column", Any, bool]]:
+    """(spec, column, Spark type, only-when-timestamp) per configured insertion, in Kafka's order.
+
+    A static field without ``static.value`` is inserted (as null) only with a schema, as per record.
+    """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -250,7 +252,7 @@ def _insertions(transform: Any, r: RecordColumns) -> list[tuple[Any, "Column", A
         out.append((transform.offset_field, F.col("offset"), T.LongType(), False))
     if transform.timestamp_field is not None:
         out.append((transform.timestamp_field, F.col("timestamp_ms"), T.LongType(), True))
-    if transform.static_field is not None:
+    if transform.static_field is not None and not (schemaless and transform.static_value is None):
         value = transform.static_value
         column = F.lit(value) if value is not None else F.lit(None).cast("string")
         out.append((transform.static_field, column, T.StringType(), False))
@@ -262,9 +264,7 @@ def _insert_schemaless(r: RecordColumns, part: "Part", fields: _Fields, transfor
     from pyspark.sql import functions as F
 
     present = _timestamp_present()
-    for spec, column, spark_type, timestamp in _insertions(transform, r):
-        if spec is transform.static_field and transform.static_value is None:
-            continue  # schemaless InsertField inserts no static field without a value
+    for spec, column, spark_type, timestamp in _insertions(transform, r, schemaless=True):
         if timestamp:
             existing = next((c for n, c, _ in fields if n == spec.name), None)
             if existing is None:
@@ -285,7 +285,7 @@ def _insert_with_schema(r: RecordColumns, part: "Part", fields: _Fields, transfo
     except ConnectException:  # a name taken twice: every non-null record fails
         return _null_only(r, on_key)
     r = _defaults_guard(r, part, transform.replace_null_with_default)
-    for spec, column, spark_type, timestamp in _insertions(transform, r):
+    for spec, column, spark_type, timestamp in _insertions(transform, r, schemaless=False):
         if timestamp:
             column, spark_type = F.when(_timestamp_present(), F.timestamp_millis(column)), T.TimestampType()
         fields = fields + [(spec.name, _within(part, column), spark_type)]
@@ -792,9 +792,9 @@ def _insert_header(transform: Any, header_converter: Any) -> Callable[[RecordCol
     if back.schema != literal.schema or repr(back.value) != repr(literal.value):
         raise NotVectorizable(f"InsertHeader literal {literal.value!r} does not survive the header converter")
     header_type = "array<struct<key:string,value:binary>>"
-    value = F.lit(raw) if raw is not None else F.lit(None)
 
     def apply(r: RecordColumns) -> RecordColumns:
+        value = F.lit(raw) if raw is not None else F.lit(None)
         added = F.array(F.struct(F.lit(transform.header).alias("key"), value.cast("binary").alias("value")))
         headers = F.concat(F.coalesce(r.headers, F.array().cast(header_type)), added.cast(header_type))
         return replace(r, headers=headers)
