@@ -266,11 +266,11 @@ def _insert_schemaless(r: RecordColumns, part: "Part", fields: _Fields, transfor
     present = _timestamp_present()
     for spec, column, spark_type, timestamp in _insertions(transform, r, schemaless=True):
         if timestamp:
-            existing = next((c for n, c, _ in fields if n == spec.name), None)
-            if existing is None:
+            existing = next(((c, t) for n, c, t in fields if n == spec.name), None)
+            if existing is not None and existing[1] == spark_type:
+                column = F.when(present, column).otherwise(existing[0])
+            else:  # the map lacks the key (or keeps a value of another type) without a timestamp
                 r = r.require(_is_null(part) | present)
-            else:
-                column = F.when(present, column).otherwise(existing)
         fields = _upsert(fields, spec.name, _within(part, column), spark_type)
     return _with_operated(r, on_key, _assembled(part, fields, None))
 
@@ -309,7 +309,7 @@ def _mask_sample(schema: Schema | None, spark_type: Any) -> Any:
         if schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data."):
             return None  # Decimal and other logical types: not carried exactly here
         return _MASK_SAMPLES.get(schema.type)
-    for kind, sample in ((T.LongType, 1), (T.DoubleType, 1.5), (T.BooleanType, True), (T.StringType, "s"),
+    for kind, sample in ((T.IntegralType, 1), (T.DoubleType, 1.5), (T.BooleanType, True), (T.StringType, "s"),
                          (T.ArrayType, [1])):
         if isinstance(spark_type, kind):
             return sample
@@ -343,6 +343,10 @@ def mask_literal(masked: Any, spark_type: Any) -> "Column | None":
         return F.lit(Time.from_logical(Time.SCHEMA, masked)) if isinstance(spark_type, T.IntegerType) else None
     if isinstance(masked, float) and isinstance(spark_type, T.FloatType) and to_float32(masked) != masked:
         return None
+    if isinstance(masked, int) and not isinstance(masked, bool) and isinstance(spark_type, T.IntegralType):
+        bits = {T.ByteType: 8, T.ShortType: 16, T.IntegerType: 32}.get(type(spark_type), 64)
+        if not -(2 ** (bits - 1)) <= masked < 2 ** (bits - 1):
+            return None  # a schemaless long replacing an int column's value
     if isinstance(masked, (bool, int, float, str)):
         return F.lit(masked).cast(spark_type)
     return None
@@ -424,7 +428,8 @@ def _schemaless_type(spark_type: Any) -> Type | None:
     """The Connect type a schemaless value of this Spark type has (``ConnectSchema.schema_type``)."""
     from pyspark.sql import types as T
 
-    for kind, connect in ((T.LongType, Type.INT64), (T.DoubleType, Type.FLOAT64), (T.StringType, Type.STRING),
+    # a schemaless Python int is INT64 whatever column holds it (InsertField's partition is an int column)
+    for kind, connect in ((T.IntegralType, Type.INT64), (T.DoubleType, Type.FLOAT64), (T.StringType, Type.STRING),
                           (T.BooleanType, Type.BOOLEAN)):
         if isinstance(spark_type, kind):
             return connect

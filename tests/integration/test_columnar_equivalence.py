@@ -385,3 +385,49 @@ def test_router_header_and_guarded_field_transforms(spark, tmp_path, envelope):
                                   "predicates.tomb.type": T + "predicates.RecordIsTombstone"}))
     assert counts["good"] >= 5
     assert counts["fallback"] >= 3
+
+
+# seeds whose batches hold no invalid base64 "blob": the envelope converter's own bytes check raises on
+# those (unbase64 under ANSI mode), with or without transforms
+@pytest.mark.parametrize("seed", [61, 63])
+def test_logical_bytes_and_nested_fields_with_schemas(spark, tmp_path, seed):
+    """Dates, timestamps, bytes, maps, arrays and structs: masked where Kafka can, cast only where exact."""
+    counts = run_both(spark, tmp_path, _envelope_batch(seed), **ENVELOPE, **_chain(
+        ("mask", "MaskField$Value", {"fields": "day,at,attrs,tags,ok"}),
+        ("cast", "Cast$Value", {"spec": "price:int32,name:boolean,ok:int8"}),
+        ("extract", "ExtractField$Value", {"field": "inner.r", "field.syntax.version": "V2"})))
+    assert counts["good"] >= 12
+    assert counts["fallback"] >= 5
+
+
+def test_masks_and_casts_kafka_refuses_fall_back(spark, tmp_path):
+    counts = run_both(spark, tmp_path, _envelope_batch(61), **ENVELOPE, **_chain(
+        ("maskBad", "MaskField$Value", {"fields": "blob,inner"}),  # Kafka cannot mask bytes or structs
+        ("cast", "Cast$Value", {"spec": "day:int64,at:string,price:string"})))  # logical types, float to string
+    assert counts["good"] == 0 < counts["expected"]
+
+
+def test_key_side_field_transforms(spark, tmp_path):
+    rnd = random.Random(71)
+    rows = []
+    for i in range(40):
+        usual = json.dumps({"id": i, "region": rnd.choice(["eu", "us"]), "n": 1.5}).encode()
+        key = rnd.choice([usual, usual, usual, None, b"null", json.dumps({"id": 2**40, "region": "eu", "n": 2.5}).encode(),
+                          b"7"])
+        rows.append(_raw(i, json.dumps({"a": i}).encode(), key=key, ts=rnd.choice([5, 5, None])))
+    counts = run_both(spark, tmp_path, rows, **{**SCHEMALESS, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                                                "key.converter.schemas.enable": "false"}, **_chain(
+        ("insert", "InsertField$Key", {"partition.field": "p", "timestamp.field": "n"}),
+        ("mask", "MaskField$Key", {"fields": "region", "replacement": "xx"}),
+        ("cast", "Cast$Key", {"spec": "id:int32,p:string"})))
+    assert counts["good"] >= 10
+    assert counts["fallback"] >= 5
+
+
+def test_schema_metadata_and_hoist_on_string_keys(spark, tmp_path):
+    rows = [_raw(i, json.dumps({"a": i}).encode(), key=k) for i, k in enumerate([None, b"k1", b"", b"\xff", b"k2"])]
+    counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(
+        ("meta", "SetSchemaMetadata$Key", {"schema.name": "shop.Key", "schema.version": "2"}),
+        ("hoist", "HoistField$Key", {"field": "k"}),
+        ("cast", "Cast$Value", {"spec": "a:string"})))
+    assert counts["good"] == 4 and counts["fallback"] == 1  # only the invalid UTF-8 key falls back
