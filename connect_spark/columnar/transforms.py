@@ -32,6 +32,7 @@ from connect_spark.transforms.cast import CastKey, CastValue
 from connect_spark.transforms.drop_headers import DropHeaders
 from connect_spark.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from connect_spark.transforms.filter import Filter
+from connect_spark.transforms.flatten import FlattenKey, FlattenValue
 from connect_spark.transforms.hoist_field import HoistFieldKey, HoistFieldValue
 from connect_spark.transforms.insert_field import InsertFieldKey, InsertFieldValue
 from connect_spark.transforms.insert_header import InsertHeader
@@ -703,6 +704,52 @@ def _set_schema_metadata(transform: Any, on_key: bool) -> Callable[[RecordColumn
     return apply
 
 
+def _flatten(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColumns]:
+    """Flatten: nested structs (schema'd) or maps (schemaless) become top-level fields named ``a.b``.
+
+    A null key/value passes through. Schemaless: a null nested map stays one null entry (no
+    flattened names), so rows with one fall back. Schema'd: the schema is the per-record
+    transform's own (``_build_schema``); a null nested struct leaves its fields null, as per record.
+    """
+    def apply(r: RecordColumns) -> RecordColumns:
+        part = _operated(r, on_key)
+        fields = _struct_fields(part)
+        if fields is None:
+            return _null_only(r, on_key)
+        schema = None
+        if part.schema is not None:
+            try:
+                schema = transform._schema_cache.get_or_compute(part.schema, transform._build_schema)
+            except ConnectException:  # flattened names collide
+                return _null_only(r, on_key)
+        r, flat = _flattened(r, part, fields, part.schema, "", transform)
+        return _with_operated(r, on_key, _assembled(part, flat, schema))
+    return apply
+
+
+def _flattened(r: RecordColumns, parent: "Part", fields: _Fields, schema: Schema | None, prefix: str,
+               transform: Any) -> tuple[RecordColumns, _Fields]:
+    """The flattened (name, column, type) of ``fields`` (children of ``parent``), and the rows' conditions."""
+    from pyspark.sql import types as T
+
+    out: _Fields = []
+    for name, column, spark_type in fields:
+        flat_name = transform._name(prefix, name)
+        field_schema = schema.field(name).schema if schema is not None else None
+        if field_schema is not None and field_schema.default_value is not None:
+            r = r.require(_is_null(parent) | column.isNotNull())  # Struct.get(_struct) would give the default
+        if isinstance(spark_type, T.StructType):
+            child = _scalar(parent, column, field_schema, spark_type)
+            if field_schema is None:  # a null map is kept as one null entry: not reproduced
+                r = r.require(_is_null(parent) | column.isNotNull())
+            r, nested = _flattened(r, child, _struct_fields(child) or [], field_schema, flat_name, transform)
+            for n, c, t in nested:
+                out = _upsert(out, n, c, t)
+            continue
+        out = _upsert(out, flat_name, column, spark_type)
+    return r, out
+
+
 # --- TimestampRouter, InsertHeader -------------------------------------------------------------
 
 #: SimpleDateFormat letters formatted here (numbers only; names and week fields are not).
@@ -879,8 +926,6 @@ def _on_key(transform: Any) -> bool:
 
 #: Transforms with no vectorized form, and why.
 _NOT_VECTORIZED = {
-    "Flatten": "nested structs/maps would need a new column per leaf, with Kafka's optional propagation "
-               "and delimiter collisions; not vectorized yet",
     "HeaderFrom": "header values must be carried as bytes that the header converter reads back with the "
                   "field's schema, which SimpleHeaderConverter does not preserve (an INT64 5 reads back as INT8)",
     "TimestampConverter": "its string formats (SimpleDateFormat parsing) and unix precisions are not "
@@ -911,6 +956,8 @@ def _compiler(transform: Any, props: dict[str, Any], header_converter: Any,
         return _extract_field(transform, _on_key(transform)), None
     if kind in (HoistFieldKey, HoistFieldValue):
         return _hoist_field(transform, _on_key(transform)), None
+    if kind in (FlattenKey, FlattenValue):
+        return _flatten(transform, _on_key(transform)), side
     if kind in (SetSchemaMetadataKey, SetSchemaMetadataValue):
         return _set_schema_metadata(transform, _on_key(transform)), None
     if kind is TimestampRouter:

@@ -419,7 +419,9 @@ def test_key_side_field_transforms(spark, tmp_path):
                                                 "key.converter.schemas.enable": "false"}, **_chain(
         ("insert", "InsertField$Key", {"partition.field": "p", "timestamp.field": "n"}),
         ("mask", "MaskField$Key", {"fields": "region", "replacement": "xx"}),
-        ("cast", "Cast$Key", {"spec": "id:int32,p:string"})))
+        ("cast", "Cast$Key", {"spec": "id:int32,p:string"}),
+        ("hoist", "HoistField$Key", {"field": "inner"}),
+        ("flat", "Flatten$Key", {"delimiter": "/"})))
     assert counts["good"] >= 10
     assert counts["fallback"] >= 5
 
@@ -431,3 +433,18 @@ def test_schema_metadata_and_hoist_on_string_keys(spark, tmp_path):
         ("hoist", "HoistField$Key", {"field": "k"}),
         ("cast", "Cast$Value", {"spec": "a:string"})))
     assert counts["good"] == 4 and counts["fallback"] == 1  # only the invalid UTF-8 key falls back
+
+
+@pytest.mark.parametrize("seed", [61, 63])
+def test_flatten_with_schemas(spark, tmp_path, seed):
+    counts = run_both(spark, tmp_path, _envelope_batch(seed), **ENVELOPE, **_chain(
+        ("flat", "Flatten$Value", {"delimiter": "_"}), ("cast", "Cast$Value", {"spec": "inner_q:int8"})))
+    assert counts["good"] >= 15
+
+
+def test_flatten_schemaless(spark, tmp_path):
+    counts = run_both(spark, tmp_path, _schemaless_batch(8),
+                      **{**SCHEMALESS, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                         "key.converter.schemas.enable": "false"},
+                      **_chain(("flat", "Flatten$Value", {}), ("mask", "MaskField$Value", {"fields": "nested.a"})))
+    assert counts["good"] >= 15

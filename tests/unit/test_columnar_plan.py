@@ -38,7 +38,8 @@ def test_vectorizable_configurations_get_a_plan(tmp_path, props):
 
 T = "org.apache.kafka.connect.transforms."
 FIELD_CHAIN = {
-    "transforms": "ins,mask,cast,v2k,ext,hoist,meta,route,hdr,ins2",
+    "transforms": "flat,ins,mask,cast,v2k,ext,hoist,meta,route,hdr,ins2",
+    "transforms.flat.type": T + "Flatten$Value", "transforms.flat.delimiter": "_",
     "transforms.ins.type": T + "InsertField$Value", "transforms.ins.topic.field": "t!",
     "transforms.ins.timestamp.field": "ts?", "transforms.ins.static.field": "s", "transforms.ins.static.value": "v",
     "transforms.mask.type": T + "MaskField$Value", "transforms.mask.fields": "a,b", "transforms.mask.replacement": "0",
@@ -65,8 +66,6 @@ def test_a_chain_of_field_transforms_gets_a_plan(tmp_path):
 @pytest.mark.parametrize("props, reason", [
     ({"value.converter": "org.apache.kafka.connect.storage.StringConverter",
       "value.converter.converter.encoding": "UTF-16"}, "encoding"),
-    ({"transforms": "f", "transforms.f.type": "org.apache.kafka.connect.transforms.Flatten$Value"},
-      "transform f (FlattenValue)"),
     ({"transforms": "h", "transforms.h.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
       "transforms.h.fields": "a", "transforms.h.headers": "a", "transforms.h.operation": "copy"},
      "SimpleHeaderConverter does not preserve"),
