@@ -29,10 +29,11 @@ read more than once (good and fallback each read it). Only the Spark entry point
 Coverage: key/value converters ByteArrayConverter, StringConverter (UTF-8), JsonConverter (with and
 without ``schemas.enable``); header converters of any kind (headers stay raw in a frame); transforms
 RegexRouter, DropHeaders, Filter, TimestampRouter, InsertHeader (with SimpleHeaderConverter), ValueToKey
-and, as $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractField, HoistField, Flatten
-and SetSchemaMetadata (see :mod:`~connect_spark.columnar.transforms`), with the predicates
-TopicNameMatches, HasHeaderKey and RecordIsTombstone (negated or not). Anything else (HeaderFrom,
-TimestampConverter, custom plugins) makes :func:`compile_plan` return ``None``.
+and, as $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractField, HoistField, Flatten,
+SetSchemaMetadata and TimestampConverter (numeric formats only; see
+:mod:`~connect_spark.columnar.transforms`), with the predicates TopicNameMatches, HasHeaderKey and
+RecordIsTombstone (negated or not). Anything else (HeaderFrom, custom plugins) makes
+:func:`compile_plan` return ``None``.
 """
 
 from __future__ import annotations

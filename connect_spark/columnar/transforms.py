@@ -41,6 +41,7 @@ from connect_spark.transforms.predicates import HasHeaderKey, RecordIsTombstone,
 from connect_spark.transforms.regex_router import REGEX_CONFIG, REPLACEMENT_CONFIG, RegexRouter
 from connect_spark.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
 from connect_spark.transforms.set_schema_metadata import SetSchemaMetadataKey, SetSchemaMetadataValue
+from connect_spark.transforms.timestamp_converter import TimestampConverterKey, TimestampConverterValue
 from connect_spark.transforms.timestamp_router import TimestampRouter
 from connect_spark.transforms.util import OperatesOnKey
 from connect_spark.transforms.value_to_key import ValueToKey
@@ -853,6 +854,150 @@ def _insert_header(transform: Any, header_converter: Any) -> Callable[[RecordCol
     return apply
 
 
+# --- TimestampConverter ----------------------------------------------------------------------
+
+_DAY_MS = 86_400_000
+_LONG_MAX = 2 ** 63 - 1
+#: Epoch milliseconds of years 1 to 9999, the range Python's datetime (and so the per-record path) holds.
+_MILLIS_RANGE = (-62135596800000, 253402300799999)
+_UNITS_PER_MILLI = {"microseconds": 1000, "nanoseconds": 1_000_000}
+
+
+def _target_spark_type(target: str) -> Any:
+    from pyspark.sql import types as T
+
+    return {"string": T.StringType(), "unix": T.LongType(), "Date": T.DateType(), "Time": T.IntegerType(),
+            "Timestamp": T.TimestampType()}[target]
+
+
+def _kind(schema: Schema | None, spark_type: Any) -> str | None:
+    """The timestamp kind of a value (``_kind_of`` with a schema, ``_infer_kind`` without), ``None`` if it raises."""
+    from pyspark.sql import types as T
+
+    from connect_spark.transforms.timestamp_converter import _kind_of
+
+    if schema is not None:
+        try:
+            return _kind_of(schema)
+        except ConnectException:
+            return None
+    if isinstance(spark_type, T.IntegralType):
+        return "unix"
+    return "string" if isinstance(spark_type, T.StringType) else None
+
+
+def _to_millis(c: "Column", kind: str, precision: str) -> tuple["Column", "Column"] | None:
+    """(epoch millis, exactness condition) of a non-null timestamp of ``kind``; ``None`` for string (parsing)."""
+    from pyspark.sql import functions as F
+
+    true = F.lit(True)
+    if kind == "unix":
+        if precision == "seconds":  # Kafka saturates the product; rows that would are sent to the fallback
+            return c.cast("long") * 1000, F.abs(c) <= F.lit(_LONG_MAX // 1000)
+        if precision in _UNITS_PER_MILLI:  # truncating division, as Java's
+            return F.call_function("div", c.cast("long"), F.lit(_UNITS_PER_MILLI[precision])), true
+        return c.cast("long"), true
+    if kind == "Timestamp":
+        return F.unix_millis(c), true
+    if kind == "Date":
+        return F.unix_date(c).cast("long") * _DAY_MS, true
+    if kind == "Time":
+        return c.cast("long"), true
+    return None
+
+
+def _from_millis(m: "Column", target: str, precision: str, tokens: list[Any] | None) -> tuple["Column", "Column"]:
+    """(value of ``target``, exactness condition) for epoch millis ``m``."""
+    from pyspark.sql import functions as F
+
+    in_range = m.between(*_MILLIS_RANGE)
+    if target == "unix":
+        if precision == "seconds":
+            return F.call_function("div", m, F.lit(1000)), F.lit(True)
+        if precision in _UNITS_PER_MILLI:
+            units = _UNITS_PER_MILLI[precision]
+            return m * units, F.abs(m) <= F.lit(_LONG_MAX // units)
+        return m, F.lit(True)
+    if target == "Timestamp":
+        return F.timestamp_millis(m), in_range
+    if target == "Date":
+        return F.date_from_unix_date(((m - F.pmod(m, F.lit(_DAY_MS))) / _DAY_MS).cast("int")), in_range
+    if target == "Time":
+        return F.pmod(m, F.lit(_DAY_MS)).cast("int"), F.lit(True)
+    assert tokens is not None
+    return _formatted(m, tokens), (m >= 0) & (m < F.lit(_YEAR_10000))
+
+
+def _converted_timestamp(transform: Any, c: "Column", schema: Schema | None, spark_type: Any,
+                         tokens: list[Any] | None) -> tuple["Column", "Column"]:
+    """(converted column, exactness condition) of one timestamp value; nulls stay null."""
+    from pyspark.sql import functions as F
+
+    kind = _kind(schema, spark_type)
+    millis = None if kind is None else _to_millis(c, kind, transform.unix_precision)
+    if schema is None and transform.target_type == "Time":
+        millis = None  # a schemaless datetime.time: a frame without a schema carries no Time values
+    if millis is None:  # unknown kind (raises) or a string to parse: non-null rows fall back
+        return _null_of(_target_spark_type(transform.target_type)), c.isNull()
+    value, from_ok = _from_millis(millis[0], transform.target_type, transform.unix_precision, tokens)
+    return F.when(c.isNull(), F.lit(None)).otherwise(value), c.isNull() | (millis[1] & from_ok)
+
+
+def _timestamp_converter(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColumns]:
+    """TimestampConverter between unix, Date, Time and Timestamp, and to string with a numeric format.
+
+    Parsing strings (a string source) is left to the fallback, as are values outside the years 1 to
+    9999 (9999 and from 1970 for string targets) and unix values whose conversion saturates.
+    """
+    from pyspark.sql import functions as F
+
+    target = transform.target_type
+    tokens = date_tokens(transform._formatter._tokens) if target == "string" else None
+
+    def apply(r: RecordColumns) -> RecordColumns:
+        part = _operated(r, on_key)
+        if not transform.field:
+            return _convert_whole(r, part)
+        fields = _struct_fields(part)
+        if fields is None:
+            return _null_only(r, on_key)
+        schema = None
+        if part.schema is not None:
+            if part.null_schema != part.schema:
+                r = r.require(~_is_null(part))
+            try:
+                schema = transform._schema_cache.get_or_compute(part.schema, transform._updated_schema)
+            except ConnectException:
+                return r.require(F.lit(False))
+            r = _defaults_guard(r, part, transform.replace_null_with_default)
+        field_schemas = {f.name: f.schema for f in part.schema.fields} if part.schema is not None else {}
+        converted: _Fields = []
+        found = False
+        for name, column, spark_type in fields:
+            if name == transform.field:
+                found = True
+                field_schema = field_schemas.get(name)
+                if field_schema is not None and _kind(field_schema, None) is None:
+                    r = r.require(_is_null(part))  # _kind_of raises for every struct, even with a null field
+                column, exact = _converted_timestamp(transform, column, field_schema, spark_type, tokens)
+                r = r.require(_is_null(part) | exact)
+                spark_type = _target_spark_type(target)
+            converted.append((name, column, spark_type))
+        if not found and part.schema is None:  # the map gains the entry, as null
+            converted.append((transform.field, _null_of(_target_spark_type(target)), _target_spark_type(target)))
+        return _with_operated(r, on_key, _assembled(part, converted, schema))
+
+    def _convert_whole(r: RecordColumns, part: "Part") -> RecordColumns:
+        column, exact = _converted_timestamp(transform, part.column, part.schema, part.spark_type, tokens)
+        schema = None if part.schema is None else transform._type_schema(part.schema.is_optional)
+        null_schema = None if part.null_schema is None else transform._type_schema(part.null_schema.is_optional)
+        if part.schema is not None and _kind(part.schema, None) is None:  # raises even for a null value
+            r = r.require(F.lit(part.null_schema is None) & _is_null(part))
+        converted = _scalar(part, column, schema, _target_spark_type(target), null_schema=null_schema)
+        return _with_operated(r.require(exact), on_key, converted)
+    return apply
+
+
 # --- steps -------------------------------------------------------------------------------------
 
 
@@ -928,8 +1073,6 @@ def _on_key(transform: Any) -> bool:
 _NOT_VECTORIZED = {
     "HeaderFrom": "header values must be carried as bytes that the header converter reads back with the "
                   "field's schema, which SimpleHeaderConverter does not preserve (an INT64 5 reads back as INT8)",
-    "TimestampConverter": "its string formats (SimpleDateFormat parsing) and unix precisions are not "
-                          "reproduced exactly by Spark's datetime functions",
 }
 
 
@@ -958,6 +1101,8 @@ def _compiler(transform: Any, props: dict[str, Any], header_converter: Any,
         return _hoist_field(transform, _on_key(transform)), None
     if kind in (FlattenKey, FlattenValue):
         return _flatten(transform, _on_key(transform)), side
+    if kind in (TimestampConverterKey, TimestampConverterValue):
+        return _timestamp_converter(transform, _on_key(transform)), None
     if kind in (SetSchemaMetadataKey, SetSchemaMetadataValue):
         return _set_schema_metadata(transform, _on_key(transform)), None
     if kind is TimestampRouter:

@@ -448,3 +448,37 @@ def test_flatten_schemaless(spark, tmp_path):
                          "key.converter.schemas.enable": "false"},
                       **_chain(("flat", "Flatten$Value", {}), ("mask", "MaskField$Value", {"fields": "nested.a"})))
     assert counts["good"] >= 15
+
+
+TIMESTAMP_CONVERSIONS = [
+    ("Date", "milliseconds", ""), ("Time", "milliseconds", ""), ("unix", "seconds", ""),
+    ("unix", "microseconds", ""), ("string", "milliseconds", "yyyy-MM-dd HH:mm:ss.SSS"),
+]
+
+
+@pytest.mark.parametrize("target, precision, fmt", TIMESTAMP_CONVERSIONS)
+def test_timestamp_converter_with_schemas(spark, tmp_path, target, precision, fmt):
+    counts = run_both(spark, tmp_path, _envelope_batch(61), **ENVELOPE, **_chain(
+        ("at", "TimestampConverter$Value", {"field": "at", "target.type": target, "unix.precision": precision,
+                                            **({"format": fmt} if fmt else {})}),
+        ("day", "TimestampConverter$Value", {"field": "day", "target.type": "Timestamp"})))
+    assert counts["good"] >= 15
+
+
+# to Time without a schema gives datetime.time values, which a schemaless frame cannot carry: all fall back
+@pytest.mark.parametrize("target, precision, fmt", [c for c in TIMESTAMP_CONVERSIONS if c[0] != "Time"]
+                         + [("Timestamp", "nanoseconds", "")])
+def test_timestamp_converter_schemaless(spark, tmp_path, target, precision, fmt):
+    rnd = random.Random(81)
+    usual = [0, 1_700_000_000_123, 86_400_000 * 365]
+    rows = [_raw(i, json.dumps({"at": rnd.choice(usual * 2 + [-1, -86_400_001, 2**62, 253402300800000]),
+                                "s": "x"}).encode(), key=rnd.choice([None, b"5", b"5", b"-1234567", b"x"]))
+            for i in range(30)]
+    counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(
+        ("at", "TimestampConverter$Value", {"field": "at", "target.type": target, "unix.precision": precision,
+                                            **({"format": fmt} if fmt else {})}),
+        ("s", "TimestampConverter$Value", {"field": "missing", "target.type": "unix"}),
+        ("k", "Cast$Key", {"spec": "int64"}),
+        ("kt", "TimestampConverter$Key", {"target.type": target, "unix.precision": precision,
+                                          **({"format": fmt} if fmt else {})})))
+    assert counts["good"] >= 5

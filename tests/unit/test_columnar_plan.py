@@ -38,7 +38,9 @@ def test_vectorizable_configurations_get_a_plan(tmp_path, props):
 
 T = "org.apache.kafka.connect.transforms."
 FIELD_CHAIN = {
-    "transforms": "flat,ins,mask,cast,v2k,ext,hoist,meta,route,hdr,ins2",
+    "transforms": "flat,ins,tsc,mask,cast,v2k,ext,hoist,meta,route,hdr,ins2",
+    "transforms.tsc.type": T + "TimestampConverter$Value", "transforms.tsc.field": "ts",
+    "transforms.tsc.target.type": "string", "transforms.tsc.format": "yyyy-MM-dd",
     "transforms.flat.type": T + "Flatten$Value", "transforms.flat.delimiter": "_",
     "transforms.ins.type": T + "InsertField$Value", "transforms.ins.topic.field": "t!",
     "transforms.ins.timestamp.field": "ts?", "transforms.ins.static.field": "s", "transforms.ins.static.value": "v",
@@ -70,7 +72,7 @@ def test_a_chain_of_field_transforms_gets_a_plan(tmp_path):
       "transforms.h.fields": "a", "transforms.h.headers": "a", "transforms.h.operation": "copy"},
      "SimpleHeaderConverter does not preserve"),
     ({"transforms": "t", "transforms.t.type": "org.apache.kafka.connect.transforms.TimestampConverter$Value",
-      "transforms.t.target.type": "unix"}, "TimestampConverter"),
+      "transforms.t.target.type": "string", "transforms.t.format": "EEE"}, "letter 'EEE'"),
     ({"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.TimestampRouter",
       "transforms.r.timestamp.format": "EEE yyyy"}, "letter 'EEE'"),
     ({"transforms": "v", "transforms.v.type": "org.apache.kafka.connect.transforms.ValueToKey",
