@@ -11,6 +11,16 @@ exactly (the per-record transform would raise, or give a value the columns canno
 go to the fallback, where the per-record transform runs and ``errors.*`` applies. The per-record
 transforms in :mod:`connect_spark.transforms` are the reference.
 
+Covered: RegexRouter, DropHeaders, Filter, ValueToKey, TimestampRouter (numeric formats), InsertHeader
+(SimpleHeaderConverter) and, $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractField,
+HoistField, Flatten, SetSchemaMetadata, TimestampConverter. HeaderFrom is not (see ``_NOT_VECTORIZED``).
+
+Struct results carry their field columns (``Part.fields``) and null condition (``Part.null``): the
+next transform reads fields from there, so a chain's expression stays linear in its length instead of
+re-extracting every field from the previous struct expression. Under a predicate, a transform that
+keeps the key/value shape applies row by row; one that reshapes them sends the rows it skips to the
+fallback (:meth:`_Step.run`).
+
 This module never imports :mod:`~connect_spark.columnar.plan` at run time (``plan`` imports it); new
 parts are derived from existing ones with :func:`dataclasses.replace`.
 """
@@ -462,9 +472,9 @@ def cast_column(c: "Column", source: Type | None, target: Type) -> tuple["Column
     if source is target:
         return c, true
     if source in _INT_TYPES:
-        return _cast_from_int(c, source, target, spark_target)
+        return _cast_from_int(c, target, spark_target)
     if source in (Type.FLOAT32, Type.FLOAT64):
-        return _cast_from_float(c, source, target, spark_target)
+        return _cast_from_float(c, target, spark_target)
     if source is Type.BOOLEAN:
         if target is Type.STRING:
             return F.when(c, F.lit("true")).otherwise(F.lit("false")), true
@@ -476,7 +486,7 @@ def cast_column(c: "Column", source: Type | None, target: Type) -> tuple["Column
     return None
 
 
-def _cast_from_int(c: "Column", source: Type, target: Type, spark_target: Any) -> tuple["Column", "Column"] | None:
+def _cast_from_int(c: "Column", target: Type, spark_target: Any) -> tuple["Column", "Column"] | None:
     from pyspark.sql import functions as F
 
     if target in _INT_TYPES:
@@ -494,7 +504,7 @@ def _cast_from_int(c: "Column", source: Type, target: Type, spark_target: Any) -
     return None
 
 
-def _cast_from_float(c: "Column", source: Type, target: Type, spark_target: Any) -> tuple["Column", "Column"] | None:
+def _cast_from_float(c: "Column", target: Type, spark_target: Any) -> tuple["Column", "Column"] | None:
     from pyspark.sql import functions as F
 
     if target in _INT_TYPES:  # Java truncates towards zero; NaN and out-of-range rows fall back
