@@ -152,7 +152,21 @@ def _struct_fields(part: "Part") -> _Fields | None:
         return None
     if part.fields is not None:
         return list(part.fields)
-    return [(f.name, part.column[f.name], f.dataType) for f in part.spark_type.fields]
+    whole = _evaluated_once(part.column)
+    return [(f.name, whole[f.name], f.dataType) for f in part.spark_type.fields]
+
+
+def _evaluated_once(column: "Column") -> "Column":
+    """``column`` wrapped so that reading several of its fields evaluates it once per row.
+
+    Spark pushes a field extraction into the branches of a converter's ``CASE WHEN ... ELSE
+    <parsed JSON>``, where common subexpression elimination does not reach: every field would parse
+    the JSON again. ``get(array(column), i)`` (``i`` null exactly when ``column`` is) is the same value,
+    is not rewritten, and is one common subexpression for all the fields read from it.
+    """
+    from pyspark.sql import functions as F
+
+    return F.get(F.array(column), F.when(column.isNull(), F.lit(None)).otherwise(F.lit(0)))
 
 
 def _is_null(part: "Part") -> "Column":
@@ -176,10 +190,23 @@ def _assembled(part: "Part", fields: _Fields, schema: Schema | None, spark_type:
 
     struct = F.struct(*[c.alias(n) for n, c, _ in fields])
     null = _is_null(part) if keep_null else F.lit(False)
-    column = F.when(null, F.lit(None)).otherwise(struct) if keep_null else struct
+    column = _unless(null, struct) if keep_null else struct
     if spark_type is None:
         spark_type = T.StructType([T.StructField(n, t, True) for n, _, t in fields])
     return replace(part, column=column, schema=schema, spark_type=spark_type, fields=tuple(fields), null=null)
+
+
+def _unless(null: "Column", struct: "Column") -> "Column":
+    """``struct``, or null where ``null`` holds, with ``struct`` in an always-evaluated position.
+
+    ``when(null, None).otherwise(struct)`` would put the fields in a conditional branch, where Spark's
+    common subexpression elimination does not look: each field would re-evaluate the parsed value
+    it reads (a full JSON-to-struct cast per field, several times slower). ``get(array(struct), i)``
+    evaluates the struct once and picks it, or nothing (a null index gives null).
+    """
+    from pyspark.sql import functions as F
+
+    return F.get(F.array(struct), F.when(null, F.lit(None)).otherwise(F.lit(0)))
 
 
 def _scalar(part: "Part", column: "Column", schema: Schema | None, spark_type: Any, **changes: Any) -> "Part":

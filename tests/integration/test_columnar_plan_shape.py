@@ -73,3 +73,20 @@ def test_a_field_transform_chain_compiles_and_keeps_one_parse(spark, tmp_path, e
     if envelope:
         assert len(set(re.findall(r"from_json\((.*?)\(mode", good_plan))) == 1
     assert len(good_plan) < 60_000  # linear in the chain: fields are read from the built struct's columns
+
+
+def test_a_field_chain_parses_schemaless_json_a_bounded_number_of_times_per_row(spark, tmp_path):
+    """Fields read through the converter's CASE WHEN would each parse the JSON again (one parse per field)."""
+    worker = WorkerConfig(worker_properties("127.0.0.1:9", tmp_path))
+    connector = ConnectorConfig({
+        "name": "vec", "connector.class": "connect_spark.testing.recording.RecordingSinkConnector",
+        "topics": "orders", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false", **FIELD_CHAIN})
+    rows = [("orders", 0, i, 1_700_000_000_000, 0, None,
+             json.dumps({"id": i, "name": f"n{i}", "price": i + 0.5, **{f"f{k}": k for k in range(8)}}).encode(), [])
+            for i in range(20)]
+    good = compile_plan(connector, worker).apply(spark.createDataFrame(rows, RAW_DDL)).good
+    assert good.count() == 20
+    generated = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(good._jdf.queryExecution().debug().codegenToSeq())
+    code = "\n".join(str(stage._2()) for stage in generated)
+    assert 1 <= code.count("parseJson") <= 4  # 15 when every one of the 11 fields parses again
