@@ -1,12 +1,14 @@
 """Benchmark: per-record conversion vs the vectorized plan, on 1M JSON records (no broker).
 
     .venv/bin/python jobs/bench_conversion.py [--records 1000000] [--per-record-records 200000]
+        [--connector-props jobs/bench_field_chain.properties]
 
 Generates ~215-byte JSON records with 11 fields in Spark (schemaless, and in the schemas.enable=true
 envelope), caches them as parquet under the temp dir, and times on the raw layout:
 (a) RecordConverter over Arrow batches (on ``--per-record-records`` rows; the rate is per record),
 (b) ``ColumnarPlan.apply`` + ``good.toArrow()``, (c) (b) + ``frame_to_records``. Prints records/s.
-Not a test.
+``--connector-props`` merges a properties file into the benchmark connector's config, e.g. a transform
+chain (``jobs/bench_field_chain.properties``: InsertField, MaskField, Cast, ValueToKey). Not a test.
 """
 
 from __future__ import annotations
@@ -58,11 +60,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--per-record-records", type=int, default=200_000)
+    parser.add_argument("--connector-props", help="a .properties file merged into the connector config "
+                                                  "(e.g. transforms.*)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
     from connect_spark.columnar.plan import compile_plan
     from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.properties import load_properties
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.jvm import ensure_resolved
     from connect_spark.runtime.conversion import raw_records
@@ -70,6 +75,7 @@ def main() -> None:
     from connect_spark.spark_session import get_or_create_session
     from connect_spark.testing.harness import worker_properties
 
+    extra = load_properties(args.connector_props) if args.connector_props else {}
     ensure_resolved()
     work = Path(tempfile.gettempdir()) / "connect-spark-bench-conversion"
     spark = get_or_create_session(master="local[2]", app_name="bench-conversion", ui=False,
@@ -84,8 +90,9 @@ def main() -> None:
                 "name": "bench", "connector.class": "connect_spark.testing.recording.RecordingSinkConnector",
                 "topics": "orders", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
                 "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "value.converter.schemas.enable": str(envelope).lower()})
-            print(f"\n== JsonConverter {label}: {args.records:,} records, value {size:.0f} bytes avg")
+                "value.converter.schemas.enable": str(envelope).lower(), **extra})
+            chain = f", transforms={extra['transforms']}" if "transforms" in extra else ""
+            print(f"\n== JsonConverter {label}{chain}: {args.records:,} records, value {size:.0f} bytes avg")
 
             sample = raw.limit(args.per_record_records).toArrow()
             converter = build_task_plugins(connector, worker, 0).converter
@@ -97,6 +104,8 @@ def main() -> None:
             print(f"(a) per-record RecordConverter : {_rate(sample.num_rows, per_record)}")
 
             plan = compile_plan(connector, worker)
+            if plan is None:
+                raise SystemExit("this connector config has no vectorized plan (see the INFO log)")
             start = time.perf_counter()
             out = plan.apply(raw)
             table = out.good.toArrow()

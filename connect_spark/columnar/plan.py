@@ -28,9 +28,12 @@ read more than once (good and fallback each read it). Only the Spark entry point
 
 Coverage: key/value converters ByteArrayConverter, StringConverter (UTF-8), JsonConverter (with and
 without ``schemas.enable``); header converters of any kind (headers stay raw in a frame); transforms
-RegexRouter, ReplaceField ($Key/$Value), DropHeaders and Filter, with the predicates TopicNameMatches,
-HasHeaderKey and RecordIsTombstone (negated or not). Anything else makes :func:`compile_plan` return
-``None``.
+RegexRouter, DropHeaders, Filter, TimestampRouter, InsertHeader (with SimpleHeaderConverter), ValueToKey
+and, as $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractField, HoistField, Flatten,
+SetSchemaMetadata and TimestampConverter (numeric formats only; see
+:mod:`~connect_spark.columnar.transforms`), with the predicates TopicNameMatches, HasHeaderKey and
+RecordIsTombstone (negated or not). Anything else (HeaderFrom, custom plugins) makes
+:func:`compile_plan` return ``None``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from connect_spark import plugins
 from connect_spark.api.converters import HeaderConverter
@@ -54,16 +57,12 @@ from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
 from connect_spark.columnar.records import frame_to_records
+from connect_spark.columnar.transforms import _Step, _step
 from connect_spark.columnar.types import to_spark_type
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.json import JsonConverter
 from connect_spark.converters.string import StringConverter
 from connect_spark.runtime.conversion import RAW_COLUMNS
-from connect_spark.transforms.drop_headers import DropHeaders
-from connect_spark.transforms.filter import Filter
-from connect_spark.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
-from connect_spark.transforms.regex_router import REGEX_CONFIG, REPLACEMENT_CONFIG, RegexRouter
-from connect_spark.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -98,12 +97,18 @@ class Part:
         schema: the Connect schema of non-null values (``None``: schemaless).
         null_schema: the Connect schema a record with a null here carries.
         spark_type: the Spark type of ``column`` (needed for schemaless structs).
+        fields: set by transforms that build a struct: ``(name, column, Spark type)`` per field, so the
+            next transform reads the fields directly instead of re-extracting them from ``column``
+            (which would grow the expression tree exponentially along a chain).
+        null: with ``fields``, the condition under which ``column`` is null.
     """
 
     column: "Column"
     schema: Schema | None
     null_schema: Schema | None
     spark_type: Any
+    fields: tuple[tuple[str, "Column", Any], ...] | None = None
+    null: "Column | None" = None
 
 
 @dataclass(frozen=True)
@@ -531,117 +536,6 @@ def _converter(converter: Any, which: str) -> _ColumnConverter:
     raise NotVectorizable(f"{which} {kind.__name__} has no vectorized form")
 
 
-# --- transforms and predicates ------------------------------------------------------------------
-
-
-def _java_full_match(regex: str) -> str:
-    return f"^(?:{regex})\\z"
-
-
-def _predicate(predicate: Any, props: dict[str, Any]) -> Callable[[RecordColumns], "Column"]:
-    from pyspark.sql import functions as F
-
-    kind = type(predicate)
-    if kind is TopicNameMatches:
-        # the instance holds a translated Python regex; Spark wants the configured Java one
-        pattern = _java_full_match(predicate.config().parse(props)["pattern"])
-        return lambda r: r.topic.isNotNull() & r.topic.rlike(pattern)
-    if kind is HasHeaderKey:
-        name = predicate.name
-        return lambda r: F.coalesce(F.exists(r.headers, lambda h: h["key"] == F.lit(name)), F.lit(False))
-    if kind is RecordIsTombstone:
-        return lambda r: r.value.column.isNull()
-    raise NotVectorizable(f"predicate {kind.__name__} has no vectorized form")
-
-
-def _regex_router(transform: Any, props: dict[str, Any]) -> Callable[[RecordColumns], RecordColumns]:
-    from pyspark.sql import functions as F
-
-    values = transform.parse_config(props)
-    pattern = _java_full_match(values[REGEX_CONFIG])
-    replacement = values[REPLACEMENT_CONFIG]
-
-    def apply(r: RecordColumns) -> RecordColumns:
-        routed = F.when(r.topic.rlike(pattern), F.regexp_replace(r.topic, pattern, replacement)).otherwise(r.topic)
-        return replace(r, topic=routed)
-    return apply
-
-
-def _drop_headers(transform: Any) -> Callable[[RecordColumns], RecordColumns]:
-    from pyspark.sql import functions as F
-
-    names = sorted(transform.headers)
-
-    def apply(r: RecordColumns) -> RecordColumns:
-        dropped = F.array(*[F.lit(n) for n in names])
-        return replace(r, headers=F.filter(r.headers, lambda h: ~F.array_contains(dropped, h["key"])))
-    return apply
-
-
-def _replace_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColumns]:
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    def apply(r: RecordColumns) -> RecordColumns:
-        part = r.key if on_key else r.value
-        if not isinstance(part.spark_type, T.StructType):
-            raise NotVectorizable(f"ReplaceField on a {part.spark_type.simpleString()} column")
-        kept = [f for f in part.spark_type.fields if transform.keeps(f.name)]
-        new_names = [transform.renamed(f.name) for f in kept]
-        if not kept or len(set(new_names)) != len(new_names):
-            raise NotVectorizable("ReplaceField leaves no field or two fields with one name")
-        column = F.when(part.column.isNull(), F.lit(None)).otherwise(
-            F.struct(*[part.column[f.name].alias(n) for f, n in zip(kept, new_names)]))
-        spark_type = T.StructType([T.StructField(n, f.dataType, f.nullable) for f, n in zip(kept, new_names)])
-        schema = None if part.schema is None else transform._updated_schema(part.schema)
-        new_part = Part(column, schema, part.null_schema, spark_type)
-        return replace(r, key=new_part) if on_key else replace(r, value=new_part)
-    return apply
-
-
-@dataclass(frozen=True)
-class _Step:
-    """One compiled transform with its optional predicate."""
-
-    alias: str
-    apply: Callable[[RecordColumns], RecordColumns] | None  # None: a Filter
-    condition: Callable[[RecordColumns], "Column"] | None
-    negate: bool
-    reshapes: bool  # changes the key/value type, so it cannot run conditionally
-
-    def run(self, r: RecordColumns) -> RecordColumns:
-        from pyspark.sql import functions as F
-
-        applies = None
-        if self.condition is not None:
-            tested = F.coalesce(self.condition(r), F.lit(False))
-            applies = ~tested if self.negate else tested
-        if self.apply is None:  # Filter
-            return replace(r, keep=r.keep & (~applies if applies is not None else F.lit(False)))
-        if applies is None:
-            return self.apply(r)
-        if self.reshapes:
-            raise NotVectorizable(f"transform {self.alias} changes the record shape under a predicate")
-        done = self.apply(r)
-        return replace(r, topic=F.when(applies, done.topic).otherwise(r.topic),
-                       headers=F.when(applies, done.headers).otherwise(r.headers))
-
-
-def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, predicate_props: dict[str, Any],
-          negate: bool) -> _Step:
-    kind = type(transform)
-    condition = _predicate(predicate, predicate_props) if predicate is not None else None
-    if kind is Filter:
-        return _Step(alias, None, condition, negate, False)
-    if kind is RegexRouter:
-        return _Step(alias, _regex_router(transform, props), condition, negate, False)
-    if kind is DropHeaders:
-        return _Step(alias, _drop_headers(transform), condition, negate, False)
-    if kind in (ReplaceFieldKey, ReplaceFieldValue):
-        return _Step(alias, _replace_field(transform, kind is ReplaceFieldKey), condition, negate, True)
-    raise NotVectorizable(f"transform {alias} ({kind.__name__}) has no vectorized form")
-
-
 # --- the plan ---------------------------------------------------------------------------------
 
 
@@ -837,7 +731,7 @@ def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
     """
     key = _converter(key_converter, "key.converter")
     value = _converter(value_converter, "value.converter")
-    steps = [_step(*stage) for stage in stages]
+    steps = [_step(*stage, header_converter=header_converter) for stage in stages]
     return ColumnarPlan(key, value, steps, header_converter)
 
 

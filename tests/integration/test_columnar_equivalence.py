@@ -241,3 +241,246 @@ def test_string_keys_routing_filters_and_fields(spark, tmp_path):
     })
     assert counts["good"] >= 5
     assert counts["expected"] < 30  # the filters dropped records
+
+
+# --- field-level transforms (InsertField, MaskField, Cast, ValueToKey, ...) ----------------------
+
+SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+ENVELOPE = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "true"}
+T = "org.apache.kafka.connect.transforms."
+
+
+def _chain(*transforms: tuple[str, str, dict[str, str]], **extra: str) -> dict[str, str]:
+    """Connector properties for a transform chain: (alias, class suffix, props) each."""
+    props = {"transforms": ",".join(alias for alias, _, _ in transforms), **extra}
+    for alias, kind, settings in transforms:
+        props[f"transforms.{alias}.type"] = T + kind
+        props.update({f"transforms.{alias}.{k}": v for k, v in settings.items()})
+    return props
+
+
+def _flat_batch(seed: int, envelope: bool, rows: int = 48) -> list[tuple]:
+    """Flat order records: mostly one shape, plus nulls, tombstones, odd values and missing timestamps."""
+    rnd = random.Random(seed)
+    schema = {"type": "struct", "name": "shop.Order", "optional": False, "fields": [
+        {"field": "id", "type": "int64", "optional": False},
+        {"field": "qty", "type": "int32", "optional": True},
+        {"field": "name", "type": "string", "optional": True},
+        {"field": "code", "type": "string", "optional": True},
+        {"field": "price", "type": "double", "optional": False},
+        {"field": "ratio", "type": "float", "optional": True},
+        {"field": "ok", "type": "boolean", "optional": True},
+        {"field": "tags", "type": "array", "items": {"type": "string", "optional": True}, "optional": True},
+        {"field": "blob", "type": "bytes", "optional": True}]}
+    out = []
+    for i in range(rows):
+        def pick(usual: list[Any], odd: list[Any]) -> Any:
+            return rnd.choice(odd if odd and rnd.random() < 0.2 else usual)
+        doc = {"id": pick([i, -i, 127, -128], [2**40 + i, 128, -129, 40000]),
+               "qty": pick([None, 0, 5, -100], [300, -70000]),
+               "name": pick([None, "alice", "", "é€"], []),
+               "code": pick(["12", "+7", "-0", "007"], ["1.5", "abc", "1e3", " 4", "99999999999", "true", "TRUE",
+                                                         "0.25", "-.5", "1e400", "٣"]),
+               "price": pick([0.0, 2.5, -7.9, 40000.5], [1e300, 1e10, 127.99, -128.5]),
+               "ratio": pick([None, 0.5, -1.25, 3.0], []),
+               "ok": pick([None, True, False], []),
+               "tags": pick([None, [], ["a", "b"]], []),
+               "blob": pick([None, base64.b64encode(b"\x00hi").decode()], [])}
+        if not envelope:
+            doc.pop("blob")
+            for k in ("qty", "name", "code", "ratio", "ok", "tags"):
+                if doc[k] is None:  # schemaless nulls change the shape: keep most rows in the dominant one
+                    doc[k] = {"qty": 1, "name": "n", "code": "5", "ratio": 0.75, "ok": True, "tags": ["t"]}[k]
+        roll = rnd.random()
+        if roll < 0.1:
+            value = rnd.choice([None, b"", b"null"])
+        elif roll < 0.15 and not envelope:
+            value = rnd.choice([b"42", b'"text"', b"[1,2]"])
+        else:
+            value = json.dumps({"schema": schema, "payload": doc} if envelope else doc).encode()
+        key = rnd.choice([None, b"17", b"-3", b"300", b"x1", b"+5", b"9223372036854775808"])
+        headers = rnd.choice([[], [{"key": "skip", "value": b"1"}]])
+        out.append(_raw(i, value, key=key, headers=headers, ts=rnd.choice([1_700_000_000_123, 0, -1, None])))
+    return out
+
+
+def _field_chain() -> dict[str, str]:
+    return _chain(
+        ("insert", "InsertField$Value", {"topic.field": "t!", "partition.field": "p", "offset.field": "o?",
+                                        "timestamp.field": "ts", "static.field": "origin", "static.value": "eu"}),
+        ("mask", "MaskField$Value", {"fields": "name,ok,tags,ratio,absent"}),
+        ("cast", "Cast$Value", {"spec": "id:int16,qty:int8,code:int32,price:float32,ok:string,ratio:float64"}),
+        ("key", "ValueToKey", {"fields": "id,name,o"}),
+    )
+
+
+@pytest.mark.parametrize("envelope", [False, True])
+@pytest.mark.parametrize("seed", [21, 22])
+def test_insert_mask_cast_value_to_key(spark, tmp_path, seed, envelope):
+    counts = run_both(spark, tmp_path, _flat_batch(seed, envelope), **(ENVELOPE if envelope else SCHEMALESS),
+                      **_field_chain())
+    assert counts["good"] >= 8
+    assert counts["fallback"] >= 3  # tombstones, overflowing casts, missing timestamps
+
+
+@pytest.mark.parametrize("envelope", [False, True])
+def test_casts_from_strings_and_replacement_masks(spark, tmp_path, envelope):
+    counts = run_both(spark, tmp_path, _flat_batch(31, envelope, rows=60), **(ENVELOPE if envelope else SCHEMALESS),
+                      **_chain(("mask", "MaskField$Value", {"fields": "name,qty,price,ratio", "replacement": "42"}),
+                               ("k", "Cast$Key", {"spec": "int64"}),
+                               ("cast", "Cast$Value", {"spec": "code:float64,name:boolean,price:int64,ok:int32"})))
+    assert counts["good"] >= 5
+    assert counts["fallback"] >= 3
+
+
+def test_whole_value_casts_of_string_keys(spark, tmp_path):
+    rows = [_raw(i, b'{"a":1}', key=k) for i, k in enumerate(
+        [None, b"12", b"-0", b"+5", b"1.5", b"abc", b" 7", b"2147483648", b"-2147483648", b"007", b"\xd9\xa3"])]
+    for target in ("int32", "float32", "boolean", "string"):
+        counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(("k", "Cast$Key", {"spec": target})))
+        assert counts["good"] >= 5, target
+
+
+@pytest.mark.parametrize("envelope", [False, True])
+def test_extract_hoist_and_schema_metadata(spark, tmp_path, envelope):
+    meta = [("meta", "SetSchemaMetadata$Value", {"schema.name": "shop.Renamed", "schema.version": "3"})]
+    counts = run_both(spark, tmp_path, _flat_batch(41, envelope), **(ENVELOPE if envelope else SCHEMALESS),
+                      **_chain(*(meta if envelope else []),
+                               ("extract", "ExtractField$Value", {"field": "tags"}),
+                               ("hoist", "HoistField$Value", {"field": "wrapped"}),
+                               ("hoistKey", "HoistField$Key", {"field": "k"}),
+                               ("extractKey", "ExtractField$Key", {"field": "k"})))
+    assert counts["good"] >= 30
+
+
+def test_schema_metadata_rejects_schemaless_values(spark, tmp_path):
+    counts = run_both(spark, tmp_path, _flat_batch(42, False), **SCHEMALESS,
+                      **_chain(("meta", "SetSchemaMetadata$Value", {"schema.name": "x"})))
+    assert 0 < counts["good"] == counts["expected"] < 48  # only null values pass; the rest fail per record
+
+
+def test_extract_field_schemaless_nested_v2(spark, tmp_path):
+    counts = run_both(spark, tmp_path, _schemaless_batch(7),
+                      **{**SCHEMALESS, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                         "key.converter.schemas.enable": "false"},
+                      **_chain(("extract", "ExtractField$Value", {"field": "nested.b", "field.syntax.version": "V2"})))
+    assert counts["good"] >= 15
+
+
+@pytest.mark.parametrize("envelope", [False, True])
+def test_router_header_and_guarded_field_transforms(spark, tmp_path, envelope):
+    counts = run_both(spark, tmp_path, _flat_batch(51, envelope), **(ENVELOPE if envelope else SCHEMALESS),
+                      **_chain(("route", "TimestampRouter", {"topic.format": "${topic}_${timestamp}_x",
+                                                             "timestamp.format": "yyyy-MM-dd'T'HH:mm:ss.SSS yy y"}),
+                               ("header", "InsertHeader", {"header": "source", "value.literal": "42"}),
+                               ("mask", "MaskField$Value", {"fields": "name", "predicate": "hasSkip"}),
+                               ("insert", "InsertField$Value", {"static.field": "s", "static.value": "v",
+                                                                "predicate": "tomb", "negate": "true"}),
+                               ("cast", "Cast$Value", {"spec": "id:string", "predicate": "hasSkip"}),
+                               predicates="hasSkip,tomb",
+                               **{"predicates.hasSkip.type": T + "predicates.HasHeaderKey",
+                                  "predicates.hasSkip.name": "skip",
+                                  "predicates.tomb.type": T + "predicates.RecordIsTombstone"}))
+    assert counts["good"] >= 5
+    assert counts["fallback"] >= 3
+
+
+# seeds whose batches hold no invalid base64 "blob": the envelope converter's own bytes check raises on
+# those (unbase64 under ANSI mode), with or without transforms
+@pytest.mark.parametrize("seed", [61, 63])
+def test_logical_bytes_and_nested_fields_with_schemas(spark, tmp_path, seed):
+    """Dates, timestamps, bytes, maps, arrays and structs: masked where Kafka can, cast only where exact."""
+    counts = run_both(spark, tmp_path, _envelope_batch(seed), **ENVELOPE, **_chain(
+        ("mask", "MaskField$Value", {"fields": "day,at,attrs,tags,ok"}),
+        ("cast", "Cast$Value", {"spec": "price:int32,name:boolean,ok:int8"}),
+        ("extract", "ExtractField$Value", {"field": "inner.r", "field.syntax.version": "V2"})))
+    assert counts["good"] >= 12
+    assert counts["fallback"] >= 5
+
+
+def test_masks_and_casts_kafka_refuses_fall_back(spark, tmp_path):
+    counts = run_both(spark, tmp_path, _envelope_batch(61), **ENVELOPE, **_chain(
+        ("maskBad", "MaskField$Value", {"fields": "blob,inner"}),  # Kafka cannot mask bytes or structs
+        ("cast", "Cast$Value", {"spec": "day:int64,at:string,price:string"})))  # logical types, float to string
+    assert counts["good"] == 0 < counts["expected"]
+
+
+def test_key_side_field_transforms(spark, tmp_path):
+    rnd = random.Random(71)
+    rows = []
+    for i in range(40):
+        usual = json.dumps({"id": i, "region": rnd.choice(["eu", "us"]), "n": 1.5}).encode()
+        key = rnd.choice([usual, usual, usual, None, b"null", json.dumps({"id": 2**40, "region": "eu", "n": 2.5}).encode(),
+                          b"7"])
+        rows.append(_raw(i, json.dumps({"a": i}).encode(), key=key, ts=rnd.choice([5, 5, None])))
+    counts = run_both(spark, tmp_path, rows, **{**SCHEMALESS, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                                                "key.converter.schemas.enable": "false"}, **_chain(
+        ("insert", "InsertField$Key", {"partition.field": "p", "timestamp.field": "n"}),
+        ("mask", "MaskField$Key", {"fields": "region", "replacement": "xx"}),
+        ("cast", "Cast$Key", {"spec": "id:int32,p:string"}),
+        ("hoist", "HoistField$Key", {"field": "inner"}),
+        ("flat", "Flatten$Key", {"delimiter": "/"})))
+    assert counts["good"] >= 10
+    assert counts["fallback"] >= 5
+
+
+def test_schema_metadata_and_hoist_on_string_keys(spark, tmp_path):
+    rows = [_raw(i, json.dumps({"a": i}).encode(), key=k) for i, k in enumerate([None, b"k1", b"", b"\xff", b"k2"])]
+    counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(
+        ("meta", "SetSchemaMetadata$Key", {"schema.name": "shop.Key", "schema.version": "2"}),
+        ("hoist", "HoistField$Key", {"field": "k"}),
+        ("cast", "Cast$Value", {"spec": "a:string"})))
+    assert counts["good"] == 4 and counts["fallback"] == 1  # only the invalid UTF-8 key falls back
+
+
+@pytest.mark.parametrize("seed", [61, 63])
+def test_flatten_with_schemas(spark, tmp_path, seed):
+    counts = run_both(spark, tmp_path, _envelope_batch(seed), **ENVELOPE, **_chain(
+        ("flat", "Flatten$Value", {"delimiter": "_"}), ("cast", "Cast$Value", {"spec": "inner_q:int8"})))
+    assert counts["good"] >= 15
+
+
+def test_flatten_schemaless(spark, tmp_path):
+    counts = run_both(spark, tmp_path, _schemaless_batch(8),
+                      **{**SCHEMALESS, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                         "key.converter.schemas.enable": "false"},
+                      **_chain(("flat", "Flatten$Value", {}), ("mask", "MaskField$Value", {"fields": "nested.a"})))
+    assert counts["good"] >= 15
+
+
+TIMESTAMP_CONVERSIONS = [
+    ("Date", "milliseconds", ""), ("Time", "milliseconds", ""), ("unix", "seconds", ""),
+    ("unix", "microseconds", ""), ("string", "milliseconds", "yyyy-MM-dd HH:mm:ss.SSS"),
+]
+
+
+@pytest.mark.parametrize("target, precision, fmt", TIMESTAMP_CONVERSIONS)
+def test_timestamp_converter_with_schemas(spark, tmp_path, target, precision, fmt):
+    counts = run_both(spark, tmp_path, _envelope_batch(61), **ENVELOPE, **_chain(
+        ("at", "TimestampConverter$Value", {"field": "at", "target.type": target, "unix.precision": precision,
+                                            **({"format": fmt} if fmt else {})}),
+        ("day", "TimestampConverter$Value", {"field": "day", "target.type": "Timestamp"})))
+    assert counts["good"] >= 15
+
+
+# to Time without a schema gives datetime.time values, which a schemaless frame cannot carry: all fall back
+@pytest.mark.parametrize("target, precision, fmt", [c for c in TIMESTAMP_CONVERSIONS if c[0] != "Time"]
+                         + [("Timestamp", "nanoseconds", "")])
+def test_timestamp_converter_schemaless(spark, tmp_path, target, precision, fmt):
+    rnd = random.Random(81)
+    usual = [0, 1_700_000_000_123, 86_400_000 * 365]
+    rows = [_raw(i, json.dumps({"at": rnd.choice(usual * 2 + [-1, -86_400_001, 2**62, 253402300800000]),
+                                "s": "x"}).encode(), key=rnd.choice([None, b"5", b"5", b"-1234567", b"x"]))
+            for i in range(30)]
+    counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(
+        ("at", "TimestampConverter$Value", {"field": "at", "target.type": target, "unix.precision": precision,
+                                            **({"format": fmt} if fmt else {})}),
+        ("s", "TimestampConverter$Value", {"field": "missing", "target.type": "unix"}),
+        ("k", "Cast$Key", {"spec": "int64"}),
+        ("kt", "TimestampConverter$Key", {"target.type": target, "unix.precision": precision,
+                                          **({"format": fmt} if fmt else {})})))
+    assert counts["good"] >= 5
