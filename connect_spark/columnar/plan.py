@@ -228,6 +228,16 @@ def _without_trailing_zeros(text: "Column") -> "Column":
     return F.regexp_replace(text, _TRAILING_ZEROS, "$1")
 
 
+def _written_compactly(text: str) -> bool:
+    """True when ``text`` looks as Spark's ``to_json`` would write it (no spaces between tokens, characters
+    unescaped; trailing zeros of fractions aside), so the cheap exactness check can pass for such rows."""
+    try:
+        compact = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return False
+    return compact == re.sub(_TRAILING_ZEROS, r"\1", text)
+
+
 def _reordered(c: "Column", source: Any, target: Any) -> "Column":
     """A struct column of type ``source`` rebuilt with the field order of ``target`` (same fields)."""
     from pyspark.sql import functions as F
@@ -290,8 +300,9 @@ class _SchemalessJson(_ColumnConverter):
         general_ok = shape.isin(candidate, "VOID")
         general = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
             parsed.cast(spark_type))
-        text_order = _ordered_like(example, spark_type) if isinstance(spark_type, T.StructType) else None
-        if text_order is None:
+        text_order = (_ordered_like(example, spark_type)
+                      if isinstance(spark_type, T.StructType) and _written_compactly(example) else None)
+        if text_order is None:  # e.g. JSON written with spaces: the cheap check would never pass
             return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
         # options keep Spark from splitting the parse into pruned per-field parses, and refuse NaN and
         # single quotes, which Spark would otherwise read and the per-record converter does not
@@ -484,7 +495,7 @@ def _json_to_frame(c: "Column", schema: Schema) -> tuple["Column", "Column | Non
         return F.timestamp_millis(c), c.between(-62135596800000, 253402300799999)
     t = schema.type
     if t is Type.BYTES:
-        decoded = F.unbase64(c)
+        decoded = F.try_to_binary(c, F.lit("base64"))  # null (a fallback row) for text that is not base64
         return decoded, F.base64(decoded) == c
     if t is Type.STRUCT:
         parts, guard, changed = [], None, False

@@ -827,7 +827,7 @@ def _formatted(millis: "Column", tokens: list[Any]) -> "Column":
 
     day_ms = F.lit(86_400_000)
     of_day = F.pmod(millis, day_ms)
-    date = F.date_from_unix_date(((millis - of_day) / day_ms).cast("int"))
+    date = F.date_from_unix_date(((millis - of_day) / day_ms).try_cast("int"))
     parts = {"y": F.year(date), "M": F.month(date), "d": F.dayofmonth(date),
              "H": F.floor(of_day / 3_600_000), "m": F.floor(F.pmod(of_day, F.lit(3_600_000)) / 60_000),
              "s": F.floor(F.pmod(of_day, F.lit(60_000)) / 1000), "S": F.pmod(of_day, F.lit(1000))}
@@ -838,7 +838,7 @@ def _formatted(millis: "Column", tokens: list[Any]) -> "Column":
             continue
         letter, count = token
         number = F.pmod(parts["y"], F.lit(100)) if (letter, count) == ("y", 2) else parts[letter]
-        pieces.append(_zero_padded(number.cast("long"), count))
+        pieces.append(_zero_padded(number.try_cast("long"), count))
     return F.concat(*pieces) if pieces else F.lit("")
 
 
@@ -930,16 +930,16 @@ def _to_millis(c: "Column", kind: str, precision: str) -> tuple["Column", "Colum
     true = F.lit(True)
     if kind == "unix":
         if precision == "seconds":  # Kafka saturates the product; rows that would are sent to the fallback
-            return c.cast("long") * 1000, F.abs(c) <= F.lit(_LONG_MAX // 1000)
+            return F.try_multiply(c.try_cast("long"), F.lit(1000)), F.abs(c) <= F.lit(_LONG_MAX // 1000)
         if precision in _UNITS_PER_MILLI:  # truncating division, as Java's
-            return F.call_function("div", c.cast("long"), F.lit(_UNITS_PER_MILLI[precision])), true
-        return c.cast("long"), true
+            return F.call_function("div", c.try_cast("long"), F.lit(_UNITS_PER_MILLI[precision])), true
+        return c.try_cast("long"), true
     if kind == "Timestamp":
         return F.unix_millis(c), true
     if kind == "Date":
-        return F.unix_date(c).cast("long") * _DAY_MS, true
+        return F.try_multiply(F.unix_date(c).cast("long"), F.lit(_DAY_MS)), true
     if kind == "Time":
-        return c.cast("long"), true
+        return c.try_cast("long"), true
     return None
 
 
@@ -953,14 +953,14 @@ def _from_millis(m: "Column", target: str, precision: str, tokens: list[Any] | N
             return F.call_function("div", m, F.lit(1000)), F.lit(True)
         if precision in _UNITS_PER_MILLI:
             units = _UNITS_PER_MILLI[precision]
-            return m * units, F.abs(m) <= F.lit(_LONG_MAX // units)
+            return F.try_multiply(m, F.lit(units)), F.abs(m) <= F.lit(_LONG_MAX // units)
         return m, F.lit(True)
     if target == "Timestamp":
         return F.timestamp_millis(m), in_range
     if target == "Date":
-        return F.date_from_unix_date(((m - F.pmod(m, F.lit(_DAY_MS))) / _DAY_MS).cast("int")), in_range
+        return F.date_from_unix_date(((m - F.pmod(m, F.lit(_DAY_MS))) / _DAY_MS).try_cast("int")), in_range
     if target == "Time":
-        return F.pmod(m, F.lit(_DAY_MS)).cast("int"), F.lit(True)
+        return F.pmod(m, F.lit(_DAY_MS)).try_cast("int"), F.lit(True)
     assert tokens is not None
     return _formatted(m, tokens), (m >= 0) & (m < F.lit(_YEAR_10000))
 

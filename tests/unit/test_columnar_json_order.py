@@ -6,7 +6,7 @@ import re
 
 from pyspark.sql import types as T
 
-from connect_spark.columnar.plan import _TRAILING_ZEROS, _ordered_like
+from connect_spark.columnar.plan import _TRAILING_ZEROS, _ordered_like, _written_compactly
 
 SORTED = T.StructType([
     T.StructField("a", T.LongType()),
@@ -37,3 +37,10 @@ def test_trailing_zeros_are_dropped_from_numbers_only_before_a_delimiter():
     assert strip('{"a":12.40,"b":5.00,"c":[0.500000],"d":100.0}') == '{"a":12.4,"b":5.0,"c":[0.5],"d":100.0}'
     assert strip('{"a":1.05,"b":5.10e5}') == '{"a":1.05,"b":5.10e5}'
     assert strip('{"s":"x.10","t":10}') == '{"s":"x.10","t":10}'
+
+
+def test_only_compact_examples_get_the_cheap_check():
+    assert _written_compactly('{"a":1,"b":"é\\"q","c":[1.5,2.50],"d":{"x":null}}')
+    assert not _written_compactly('{"a": 1, "b": "x"}')  # spaces: as json.dumps writes by default
+    assert not _written_compactly('{"b":"\\u00e9"}')  # an escape to_json would not write
+    assert not _written_compactly("{bad")
