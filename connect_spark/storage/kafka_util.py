@@ -302,8 +302,11 @@ def check_authentication(
     kafka_log.addHandler(watch)
     admin = None
     try:
+        # A refused login shows as an explicit error or, when the broker's close wins the race, as a bare
+        # disconnect: retry often (backoff at most 200 ms) so that one of the attempts reads the error.
         admin = KafkaAdminClient(**{**kwargs, "bootstrap_servers": bootstrap_servers,
                                     "client_id": "connect-spark-auth-check",
+                                    "reconnect_backoff_max_ms": 200,
                                     "bootstrap_timeout_ms": int(timeout_s * 1000)})
     except KafkaError:
         if watch.reason is None:
