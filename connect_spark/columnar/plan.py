@@ -608,12 +608,7 @@ class PlanOutput:
         """
         from pyspark.sql import functions as F
 
-        rows = (self.staged.groupBy("topic", "partition")
-                .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"), F.count("*").alias("n"),
-                     F.count_if(~F.col(_OK)).alias("bad"))
-                .collect())
-        return StagedCounts({TopicPartition(r["topic"], r["partition"]): (r["lo"], r["hi"] + 1) for r in rows},
-                            sum(r["n"] for r in rows), sum(r["bad"] for r in rows))
+        return _counted_ranges(self.staged, ~F.col(_OK))
 
     def persisted(self) -> "PlanOutput":
         """The same output with ``staged`` persisted (memory, then disk); call :meth:`unpersist` after."""
@@ -722,8 +717,19 @@ def batch_offset_ranges(raw: "DataFrame") -> dict[TopicPartition, tuple[int, int
     """
     from pyspark.sql import functions as F
 
-    rows = raw.groupBy("topic", "partition").agg(F.min("offset").alias("lo"), F.max("offset").alias("hi")).collect()
-    return {TopicPartition(r["topic"], r["partition"]): (r["lo"], r["hi"] + 1) for r in rows}
+    return _counted_ranges(raw, F.lit(False)).ranges
+
+
+def _counted_ranges(rows: "DataFrame", falls_back: "Column") -> StagedCounts:
+    """One aggregation: offset range per topic-partition, row count, and rows where ``falls_back`` holds."""
+    from pyspark.sql import functions as F
+
+    groups = (rows.groupBy("topic", "partition")
+              .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"), F.count("*").alias("n"),
+                   F.count_if(falls_back).alias("bad"))
+              .collect())
+    return StagedCounts({TopicPartition(g["topic"], g["partition"]): (g["lo"], g["hi"] + 1) for g in groups},
+                        sum(g["n"] for g in groups), sum(g["bad"] for g in groups))
 
 
 def consumed_offsets(raw: "DataFrame") -> dict[TopicPartition, int]:
