@@ -237,7 +237,7 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
     3. per batch: drop records of unassigned, paused or rewound partitions and below forward seeks;
        convert and transform; ``put`` (a ``RetriableException`` delivers the same records again after
        ``context.timeout``, with no offset moving meanwhile);
-    4. ``pre_commit`` → ``close`` → the committable offsets, by the same commit function as driver mode;
+    4. ``pre_commit`` → ``close`` → the committable offsets, by the same :meth:`~connect_spark.runtime.worker_task.WorkerSinkTask.commit_offsets` as on the driver;
     5. on failure: the final ``pre_commit``/``close`` for what was put, ``stop``, and the error.
     """
     result = GenerationResult(spec.task_id, pid=os.getpid())
