@@ -210,7 +210,8 @@ class PostgresDialect(DatabaseDialect):
             "NOT NULL, next_offset bigint NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(), "
             "PRIMARY KEY (connector, topic, kafka_partition))").format(self.table(table))
         try:
-            conn.execute(statement)
+            with conn.transaction():  # a savepoint when the caller has a transaction open
+                conn.execute(statement)
         except psycopg.errors.UniqueViolation:
             pass  # another task created it at the same moment (pg_type's unique index)
 

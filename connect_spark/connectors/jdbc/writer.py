@@ -57,27 +57,44 @@ class BatchWriter:
             known = self._known.get(batch.table)
             if known is not None and wanted.keys() <= known:
                 continue
-            with conn.transaction():
-                existing = self.dialect.table_columns(conn, batch.table)
-                if existing is None:
-                    if not self.config.auto_create:
-                        raise ConnectException(f"Table {batch.table} does not exist; create it or set auto.create=true")
-                    for column in batch.columns:
-                        self.dialect.sql_type(column)  # a struct or map is refused here, naming the field
-                    log.info("%s: creating table %s", self.config.connector_name, batch.table)
-                    self.dialect.create_table(conn, batch.table, batch.columns)
-                    existing = self.dialect.table_columns(conn, batch.table) or {}
-                missing = [c for name, c in wanted.items() if name not in existing]
-                if missing:
-                    if not self.config.auto_evolve:
-                        raise ConnectException(
-                            f"Table {batch.table} has no column for the record fields "
-                            f"{', '.join(repr(c.name) for c in missing)}; add them or set auto.evolve=true")
-                    log.info("%s: adding columns %s to %s", self.config.connector_name,
-                             ", ".join(c.name for c in missing), batch.table)
-                    self.dialect.add_columns(conn, batch.table, missing)
-                    existing = self.dialect.table_columns(conn, batch.table) or {}
+            for attempt in (1, 2):
+                try:
+                    existing = self._prepare_table(conn, batch, wanted)
+                    break
+                except ConnectException:
+                    raise
+                except Exception as e:
+                    # Another task created or altered the same table at the same moment (PostgreSQL reports a
+                    # unique violation in its catalog): the second look finds the table as the other task left it.
+                    if attempt == 2 or self.dialect.error_kind(e) == ErrorKind.RETRIABLE:
+                        raise
+                    log.info("%s: concurrent DDL on %s (%s); looking again", self.config.connector_name,
+                             batch.table, self.dialect.describe_error(e))
             self._known[batch.table] = set(existing)
+
+    def _prepare_table(self, conn: Any, batch: TableBatch, wanted: dict[str, Any]) -> dict[str, str]:
+        """One look at ``batch.table`` in its own transaction: create it or add columns as allowed."""
+        with conn.transaction():
+            existing = self.dialect.table_columns(conn, batch.table)
+            if existing is None:
+                if not self.config.auto_create:
+                    raise ConnectException(f"Table {batch.table} does not exist; create it or set auto.create=true")
+                for column in batch.columns:
+                    self.dialect.sql_type(column)  # a struct or map is refused here, naming the field
+                log.info("%s: creating table %s", self.config.connector_name, batch.table)
+                self.dialect.create_table(conn, batch.table, batch.columns)
+                existing = self.dialect.table_columns(conn, batch.table) or {}
+            missing = [c for name, c in wanted.items() if name not in existing]
+            if missing:
+                if not self.config.auto_evolve:
+                    raise ConnectException(
+                        f"Table {batch.table} has no column for the record fields "
+                        f"{', '.join(repr(c.name) for c in missing)}; add them or set auto.evolve=true")
+                log.info("%s: adding columns %s to %s", self.config.connector_name,
+                         ", ".join(c.name for c in missing), batch.table)
+                self.dialect.add_columns(conn, batch.table, missing)
+                existing = self.dialect.table_columns(conn, batch.table) or {}
+        return existing
 
     # -- data and offsets ------------------------------------------------------------------------
 
