@@ -85,7 +85,7 @@ def _profile(postgres, records: int) -> dict[str, float]:
     props = {"name": "profile", "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": "p",
              "connection.url": postgres.jdbc_url(), "table.name.format": "profile", "auto.create": "true",
              "key.converter": _JSON, "value.converter": _JSON}
-    plugins = build_task_plugins(ConnectorConfig(props), WorkerConfig({"bootstrap.servers": "x:1"}), 0)
+    plugins = build_task_plugins(ConnectorConfig(props), WorkerConfig({"bootstrap.servers": "x:1", "key.converter": _JSON, "value.converter": _JSON}), 0)
     raw = []
     for i in range(records):
         _, key, value, _ = _record(i, records)
