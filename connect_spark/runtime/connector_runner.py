@@ -41,6 +41,7 @@ from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
 from connect_spark.runtime.dataframe_mode import build_frame_batch
+from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
 from connect_spark.runtime.header_reads import headers_needed
@@ -376,6 +377,8 @@ class ConnectorRunner:
             if new:
                 self._assign_new(new)
             frame = batch.frame
+            if frame is not None:  # rows the task names as unwritable go to errors.* instead
+                frame = drop_rejected_rows(task.worker_task.task, frame, batch_df, task.plugins.converter.errors)
             put = (lambda: task.worker_task.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
             delivered = task.worker_task.deliver_call(put, batch.consumed)
             while not delivered:

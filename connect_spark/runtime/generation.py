@@ -329,17 +329,21 @@ def _deliver(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordB
 
 def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
                    result: GenerationResult) -> None:
-    """One ``put_arrow``: the frame built by Arrow when the converters allow it, else from records."""
+    """One ``put_arrow``: the frame built by Arrow when the converters allow it, else from records (the
+    records that do not fit the frame go to ``errors.*``, see :mod:`connect_spark.runtime.frame_errors`)."""
     table = cached.frames.build(batch) if cached.frames is not None else None
     if table is not None:
         consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
     else:
-        from connect_spark.columnar.records import records_to_frame
+        from connect_spark.columnar.records import fit_records_to_frame
+        from connect_spark.runtime.frame_errors import report_misfits
 
         converted = cached.plugins.converter.convert(raw_records(batch))
         cached.raw_index = converted.raw_by_coordinates
         consumed = converted.consumed
-        table = records_to_frame(converted.records, cached.plugins.converter.header_converter)
+        built = fit_records_to_frame(converted.records, cached.plugins.converter.header_converter)
+        report_misfits(cached.plugins.error_handler, built.misfits, cached._raw_of)
+        table = built.table
     started = time.perf_counter()
     put = lambda: cached.task.put_arrow(table)  # noqa: E731
     delivered = worker_task.deliver_call(put, consumed)
