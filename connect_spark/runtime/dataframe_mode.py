@@ -1,6 +1,6 @@
 """Builds the record frame a :class:`~connect_spark.api.bulk.DataFrameSinkTask` receives, per micro-batch.
 
-Called by the connector runner on the driver, inside ``foreachBatch``:
+Called by :class:`connect_spark.runtime.driver_frames.DataFrameProcessor` on the driver, inside ``foreachBatch``:
 
 * with a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`), the plan's staged
   projection (raw columns, converted columns, ok flag) is persisted, so the batch is read from Kafka
