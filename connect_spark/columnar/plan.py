@@ -289,7 +289,9 @@ class _SchemalessJson(_ColumnConverter):
                 if candidate == "VOID":
                     continue
                 try:
-                    usable = (candidate, variant_schema.to_spark(variant_schema.parse(candidate)), example)
+                    spark_type = variant_schema.to_spark(variant_schema.parse(candidate))
+                    # columns in the order the records write their fields, not the shape's (sorted) order
+                    usable = (candidate, _ordered_like(example, spark_type) or spark_type, example)
                     break
                 except NotVectorizable as e:
                     log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
