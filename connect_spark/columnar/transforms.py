@@ -1,8 +1,8 @@
 """Single message transforms and predicates as column expressions, for :mod:`connect_spark.columnar.plan`.
 
-Called by :func:`~connect_spark.columnar.plan.build_plan`: :func:`_step` once per configured transform
+Called by :func:`~connect_spark.columnar.plan.build_plan`: :func:`transform_step` once per configured transform
 when the connector starts (raising :class:`NotVectorizable` for a transform or predicate with no
-column form), then :meth:`_Step.run` once per micro-batch, in chain order, on the batch's
+column form), then :meth:`TransformStep.run` once per micro-batch, in chain order, on the batch's
 :class:`~connect_spark.columnar.plan.RecordColumns`.
 
 Each compiled transform maps ``RecordColumns`` to ``RecordColumns``: new topic / key / value / headers
@@ -19,7 +19,7 @@ Struct results carry their field columns (``Part.fields``) and null condition (`
 next transform reads fields from there, so a chain's expression stays linear in its length instead of
 re-extracting every field from the previous struct expression. Under a predicate, a transform that
 keeps the key/value shape applies row by row; one that reshapes them sends the rows it skips to the
-fallback (:meth:`_Step.run`).
+fallback (:meth:`TransformStep.run`).
 
 This module never imports :mod:`~connect_spark.columnar.plan` at run time (``plan`` imports it); new
 parts are derived from existing ones with :func:`dataclasses.replace`.
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
     from connect_spark.columnar.plan import Part, RecordColumns
 
-__all__ = ["NotVectorizable", "cast_column", "date_tokens", "mask_literal"]
+__all__ = ["NotVectorizable", "TransformStep", "cast_column", "date_tokens", "mask_literal", "transform_step"]
 
 
 
@@ -1044,7 +1044,7 @@ def _same_shape(a: RecordColumns, b: RecordColumns) -> bool:
 
 
 @dataclass(frozen=True)
-class _Step:
+class TransformStep:
     """One compiled transform with its optional predicate.
 
     Attributes:
@@ -1148,8 +1148,8 @@ def _compiler(transform: Any, props: dict[str, Any], header_converter: Any,
     return None
 
 
-def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, predicate_props: dict[str, Any],
-          negate: bool, header_converter: Any = None) -> _Step:
+def transform_step(alias: str, transform: Any, props: dict[str, Any], predicate: Any,
+                   predicate_props: dict[str, Any], negate: bool, header_converter: Any = None) -> TransformStep:
     """Compile one configured transform (and its predicate); called by ``build_plan`` when the connector starts.
 
     Raises:
@@ -1157,10 +1157,10 @@ def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, pre
     """
     condition = _predicate(predicate, predicate_props) if predicate is not None else None
     if type(transform) is Filter:
-        return _Step(alias, None, condition, negate)
+        return TransformStep(alias, None, condition, negate)
     compiled = _compiler(transform, props, header_converter)
     if compiled is None:
         kind = type(transform).__name__
         reason = next((why for name, why in _NOT_VECTORIZED.items() if kind.startswith(name)), "no vectorized form")
         raise NotVectorizable(f"transform {alias} ({kind}): {reason}")
-    return _Step(alias, compiled[0], condition, negate, compiled[1])
+    return TransformStep(alias, compiled[0], condition, negate, compiled[1])
