@@ -35,6 +35,10 @@ class SinkConnector(abc.ABC):
 
     context: ConnectorContext | None = None
 
+    #: Optional JVM artifact sets (``connect_spark.jvm.OPTIONAL_ARTIFACT_SETS``) this connector needs: the
+    #: runtime adds them to a SparkSession it builds for a worker running the connector.
+    artifact_sets: tuple[str, ...] = ()
+
     @abc.abstractmethod
     def version(self) -> str:
         """The connector's version, shown by ``GET /connector-plugins`` and logged at start."""

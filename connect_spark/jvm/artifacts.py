@@ -7,7 +7,10 @@ Three sets, each resolved by Maven into its own folder, never sharing a classpat
 * ``delta``: the Delta Lake jars matching the pinned delta-spark / pyspark pair;
 * ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
-  converter, the reference arm of the benchmarks (``jobs/bench``).
+  converter, the reference arm of the benchmarks (``jobs/bench``);
+* ``iceberg``: Apache Iceberg's Spark runtime, an *optional* set: a session gets it only when a
+  connector that names it in ``SinkConnector.artifact_sets`` runs (the Iceberg sink), see
+  ``connect_spark.spark_session``.
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
 ``~/.cache/connect-spark/jars``.
@@ -29,6 +32,9 @@ __all__ = [
     "DELTA",
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
+    "ICEBERG",
+    "ICEBERG_VERSION",
+    "OPTIONAL_ARTIFACT_SETS",
     "jars_root",
 ]
 
@@ -43,6 +49,9 @@ DELTA_VERSION = "4.0.0"
 #: Apache Kafka used for the test and demo broker (KRaft).
 KAFKA_VERSION = "4.1.1"
 SCALA_BINARY = "2.13"
+#: Apache Iceberg's Spark runtime for Spark 4.0 (``iceberg-spark-runtime-4.0_2.13``): the newest release on
+#: Maven Central; built for Spark 4.0.x, it runs on the pinned 4.0.0 (tests/integration/test_iceberg_sink.py).
+ICEBERG_VERSION = "1.11.0"
 
 
 
@@ -65,12 +74,14 @@ class ArtifactSet:
         exclude_pyspark_jars: drop jars whose artifact pyspark already ships (any version), so the
             set adds classes to Spark's classpath without shadowing Spark's own.
         purpose: one line shown by ``connect-spark jars``.
+        spark_extensions: ``spark.sql.extensions`` classes a session needs when it carries the set.
     """
 
     name: str
     coordinates: tuple[str, ...]
     exclude_pyspark_jars: bool
     purpose: str
+    spark_extensions: tuple[str, ...] = ()
 
     def folder(self, root: Path | None = None) -> Path:
         return (root or jars_root()) / self.name
@@ -117,7 +128,19 @@ KAFKA_CONNECT = ArtifactSet(
     purpose="Apache Kafka Connect standalone worker (benchmark reference)",
 )
 
-ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT)
+ICEBERG = ArtifactSet(
+    name="iceberg",
+    coordinates=(f"org.apache.iceberg:iceberg-spark-runtime-4.0_{SCALA_BINARY}:{ICEBERG_VERSION}",),
+    exclude_pyspark_jars=True,
+    purpose="Apache Iceberg for Spark (optional: sessions running an Iceberg connector)",
+    # MERGE INTO / DELETE on Iceberg tables, and Iceberg's procedures.
+    spark_extensions=("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",),
+)
+
+ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, ICEBERG)
+
+#: Sets a session gets only when a running connector asks for them, by name.
+OPTIONAL_ARTIFACT_SETS: dict[str, ArtifactSet] = {ICEBERG.name: ICEBERG}
 
 
 def jars_root() -> Path:
