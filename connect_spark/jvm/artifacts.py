@@ -8,6 +8,8 @@ Three sets, each resolved by Maven into its own folder, never sharing a classpat
 * ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
   converter, the reference arm of the benchmarks (``jobs/bench``);
+* ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
+  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``);
 * ``iceberg``: Apache Iceberg's Spark runtime, an *optional* set: a session gets it only when a
   connector that names it in ``SinkConnector.artifact_sets`` runs (the Iceberg sink), see
   ``connect_spark.spark_session``.
@@ -35,6 +37,8 @@ __all__ = [
     "ICEBERG",
     "ICEBERG_VERSION",
     "OPTIONAL_ARTIFACT_SETS",
+    "SCHEMA_REGISTRY",
+    "APICURIO_VERSION",
     "jars_root",
 ]
 
@@ -52,6 +56,9 @@ SCALA_BINARY = "2.13"
 #: Apache Iceberg's Spark runtime for Spark 4.0 (``iceberg-spark-runtime-4.0_2.13``): the newest release on
 #: Maven Central; built for Spark 4.0.x, it runs on the pinned 4.0.0 (tests/integration/test_iceberg_sink.py).
 ICEBERG_VERSION = "1.11.0"
+#: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
+#: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
+APICURIO_VERSION = "2.6.13.Final"
 
 
 
@@ -75,6 +82,9 @@ class ArtifactSet:
             set adds classes to Spark's classpath without shadowing Spark's own.
         purpose: one line shown by ``connect-spark jars``.
         spark_extensions: ``spark.sql.extensions`` classes a session needs when it carries the set.
+        unpack: the coordinates name distribution archives (``group:artifact:version:tar.gz:classifier``)
+            fetched without their dependencies and unpacked into the folder, instead of jars with
+            their runtime dependencies.
     """
 
     name: str
@@ -82,6 +92,7 @@ class ArtifactSet:
     exclude_pyspark_jars: bool
     purpose: str
     spark_extensions: tuple[str, ...] = ()
+    unpack: bool = False
 
     def folder(self, root: Path | None = None) -> Path:
         return (root or jars_root()) / self.name
@@ -137,7 +148,16 @@ ICEBERG = ArtifactSet(
     spark_extensions=("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",),
 )
 
-ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, ICEBERG)
+SCHEMA_REGISTRY = ArtifactSet(
+    name="schema-registry",
+    coordinates=(f"io.apicurio:apicurio-registry-app:{APICURIO_VERSION}:tar.gz:all",),
+    exclude_pyspark_jars=False,
+    purpose="Apicurio Registry, Confluent's schema registry API (tests, dev-registry)",
+    unpack=True,
+)
+
+ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
+                                      ICEBERG)
 
 #: Sets a session gets only when a running connector asks for them, by name.
 OPTIONAL_ARTIFACT_SETS: dict[str, ArtifactSet] = {ICEBERG.name: ICEBERG}
