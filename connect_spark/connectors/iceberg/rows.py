@@ -57,7 +57,7 @@ def table_rows(frame: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
             if name in id_columns:
                 column = _with_key_fallback(column, name, value_type, key_type, id_columns)
             columns.append(column.alias(name))
-    elif id_columns and isinstance(value_type, NullType):
+    elif isinstance(value_type, NullType):
         # Only tombstones in this batch (a schemaless value typed from nulls): the ids come from the key.
         names = list(id_columns)
         columns += [_with_key_fallback(F.lit(None), n, None, key_type, id_columns).alias(n) for n in id_columns]

@@ -187,8 +187,8 @@ class IcebergSinkTask(DataFrameSinkTask):
             rows = table_rows(not_yet_stored(records, before.offsets), settings.id_columns)
             after = before.advanced(fresh)
             try:
-                self._schemas[target] = write_table(spark, target, rows, settings, config, schema, after,
-                                                    f"topic(s) {topics}")
+                written_schema = write_table(spark, target, rows, settings, config, schema, after,
+                                             f"topic(s) {topics}")
             except Exception as e:
                 # The commit may or may not have happened: read the table again before any retry.
                 self._stored.pop(target, None)
@@ -200,7 +200,9 @@ class IcebergSinkTask(DataFrameSinkTask):
                     time.sleep(min(2.0, 0.1 * 2 ** attempt))
                     continue
                 raise
-            self._stored[target] = after
+            if written_schema is not None:
+                self._schemas[target] = written_schema
+                self._stored[target] = after
             return
 
     def _report(self, tagged: "DataFrame", names: set[str | None], reason: str) -> None:

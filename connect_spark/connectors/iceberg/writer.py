@@ -214,7 +214,7 @@ def _aligned(rows: "DataFrame", table: StructType, case_insensitive: bool) -> "D
 
 def write_table(spark: "SparkSession", target: TableTarget, rows: "DataFrame", settings: TableSettings,
                 config: IcebergSinkConfig, schema: StructType | None, after: StoredOffsets,
-                topic_hint: str) -> StructType:
+                topic_hint: str) -> StructType | None:
     """Write ``rows`` (from ``rows.table_rows``, already stripped of stored records) in one data commit.
 
     Args:
@@ -223,13 +223,17 @@ def write_table(spark: "SparkSession", target: TableTarget, rows: "DataFrame", s
         topic_hint: where the records come from, for error messages.
 
     Returns:
-        The table's schema after the write (cached by the task).
+        The table's schema after the write (cached by the task); ``None`` when nothing was written
+        (no table yet and only tombstones, which create nothing).
 
     Raises:
         TableMissing: no table and auto-create is off.
         SchemaMismatch: a field the table lacks while evolution is off.
     """
     record_schema = StructType([f for f in rows.schema.fields if f.name not in HELPER_COLUMNS])
+    if schema is None and not record_schema.fields:
+        log.info("No Iceberg table %s yet and only tombstones for it: nothing to create or write", target)
+        return None
     if schema is None:
         if not config.auto_create:
             raise TableMissing(f"The Iceberg table {target} does not exist; create it, or set {AUTO_CREATE}=true")
