@@ -111,6 +111,8 @@ def _build_table() -> dict[str, dict[str, str]]:
     add("connector", "connect_spark.connectors.files:FilesSinkConnector", "FilesSinkConnector", "FilesSink")
     add("connector", "connect_spark.connectors.iceberg:IcebergSinkConnector",
         "org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSinkConnector", "IcebergSink")
+    add("connector", "connect_spark.connectors.jdbc:JdbcSinkConnector", "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "JdbcSinkConnector", "JdbcSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
     # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),

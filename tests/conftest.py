@@ -96,3 +96,16 @@ def topic_name(request) -> str:
 @pytest.fixture
 def work_dir(tmp_path) -> Path:
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL server on 127.0.0.1 (Debian's binaries, run as the postgres user), for the session."""
+    import tempfile
+
+    from connect_spark.testing.postgres import LocalPostgres
+
+    server = LocalPostgres(tempfile.mkdtemp(prefix="connect_spark_pg_"))
+    server.start()
+    yield server
+    server.remove()
