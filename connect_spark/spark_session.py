@@ -6,8 +6,8 @@ Python interpreter for executors, and defaults sized for small machines. A sessi
 notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is.
 
 Optional JVM sets (Iceberg) are added only when asked for: by the runtime for the connectors it is
-about to run (``SinkConnector.artifact_sets``, see :func:`artifact_sets_for`), or by the worker's
-``connect_spark.jars.optional`` key (a worker that builds its session before knowing its connectors).
+about to run (``SinkConnector.artifact_sets``, see :func:`artifact_sets_for`), or by a caller that builds
+a session before knowing its connectors (``optional_sets``, or ``connect_spark.jars.optional`` in ``conf``).
 """
 
 from __future__ import annotations

@@ -30,11 +30,11 @@ log = logging.getLogger(__name__)
 SPARK_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
 
 _HOW_TO_GET_ICEBERG = (
-    "A session connect_spark builds for a worker running an Iceberg connector carries it; for a session built "
-    "elsewhere add the jars of `connect-spark jars` (.jars/iceberg) or "
-    "--packages org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:<version>, with "
-    "spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions, or set the worker "
-    "key connect_spark.jars.optional=iceberg"
+    "A session connect_spark's standalone worker builds for an Iceberg connector carries it, and so does "
+    "connect_spark.spark_session.get_or_create_session(optional_sets=['iceberg']); for a session built elsewhere "
+    "(a notebook, a cluster, distributed mode) add the jar `connect-spark jars` puts in .jars/iceberg "
+    "(spark.jars) or --packages org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:<version>, with "
+    "spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 )
 
 

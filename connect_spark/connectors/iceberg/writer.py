@@ -274,8 +274,12 @@ def _snapshot_property(spark: "SparkSession", stored: StoredOffsets) -> Iterator
 
 def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", ids: list[str], columns: list[str],
            after: StoredOffsets) -> None:
-    """MERGE the last record per id: tombstones delete, other records update or insert the whole row."""
-    source = last_per_id(rows, ids)
+    """MERGE the last record per id: tombstones delete, other records update or insert the whole row.
+
+    The source is materialised first (``localCheckpoint``): a record frame may carry non-deterministic
+    expressions (the runtime's conversion plan does), and MERGE refuses a join over those.
+    """
+    source = last_per_id(rows, ids).localCheckpoint(eager=True)
     view = f"connect_spark_iceberg_merge_{uuid.uuid4().hex}"
     source.createOrReplaceTempView(view)
     on = " AND ".join(f"t.{_quoted(i)} = s.{_quoted(i)}" for i in ids)
@@ -291,3 +295,4 @@ def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", ids: l
             spark.sql(statement)
     finally:
         spark.catalog.dropTempView(view)
+        source.unpersist()
