@@ -218,3 +218,20 @@ def test_schema_evolution_off_names_the_field_on_adds_it_and_missing_table_is_na
     got = sorted((r.id, r.amount, r.note) for r in spark.table(table_of(props, "db.ev")).collect())
     assert got == [(1, 1, None), (2, 2, "hi"), (3, None, None)]
     assert sorted((r["id"], r["note"]) for r in pyiceberg_rows(work_dir, "db.ev")) == [(1, None), (2, "hi"), (3, None)]
+
+
+def test_a_table_without_offsets_keeps_the_partition_unrewound(spark, work_dir):
+    # As after a kill between the commits of two tables: db.a holds offsets, db.b none yet.
+    props = catalog_props(work_dir, **{"iceberg.tables": "db.a", "iceberg.tables.auto-create-enabled": "true"})
+    tp = TopicPartition("fan", 0)
+    batch = frame(spark, [("fan", 0, 0, None, (1, 1)), ("fan", 0, 1, None, (2, 2))], ORDER)
+    first, _ = start_task(props, [tp])
+    first.put_dataframe(batch, 0)
+    props["iceberg.tables"] = "db.a,db.b"
+    fresh, context = start_task(props, [tp])
+    assert context.take_pending_offsets() == {}  # a seek to 2 would lose db.b's records
+    fresh.put_dataframe(batch, 0)  # re-delivered from the worker's committed offsets
+    assert sorted(r.id for r in spark.table(table_of(props, "db.a")).collect()) == [1, 2]
+    assert sorted(r.id for r in spark.table(table_of(props, "db.b")).collect()) == [1, 2]
+    again, context = start_task(props, [tp])
+    assert context.take_pending_offsets() == {tp: 2}

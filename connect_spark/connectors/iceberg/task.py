@@ -15,9 +15,12 @@ How exactly-once works (ARCHITECTURE.md §5, as for the Delta sink):
 5. A commit refused because another writer committed first (Iceberg's optimistic concurrency) is
    retried: the task reads the table's offsets again, drops what they cover, and writes the rest.
 
-With several tables each keeps its own offsets. ``open`` rewinds a partition to the lowest offset any
-known table holds for it; the known tables are the listed ones and those this task has written. A table
-that dynamic routing names later is learnt at its first write, where step 3 still prevents duplicates.
+With several tables each keeps its own offsets. ``open`` rewinds a partition to the lowest offset the
+known tables hold for it — only when every known table holds one: a table that holds none (not created
+yet, or a crash between the commits of two tables) leaves the partition where the worker's offset store
+has it, which is never past what any table holds, since offsets are committed only after every table's
+commit. The known tables are the listed ones and those this task has written. A table that dynamic
+routing names later is learnt at its first write, where step 3 still prevents duplicates.
 
 Records that reach no table (route field missing, no route-regex matching, a routed name that is not a
 valid table name, or a routed table that does not exist while auto-create is off) go to the
@@ -113,9 +116,11 @@ class IcebergSinkTask(DataFrameSinkTask):
             self._stored_offsets(spark, target)
         seeks: dict[TopicPartition, int] = {}
         for tp in partitions:
-            held = [stored.offsets[tp] for stored in self._stored.values() if tp in stored.offsets]
-            if held:
-                seeks[tp] = min(held)
+            held = [stored.offsets.get(tp) for stored in self._stored.values()]
+            # A known table without an offset for tp (not created yet, or killed before its first commit while
+            # another table committed) may still need every record the worker has not committed: no seek then.
+            if held and None not in held:
+                seeks[tp] = min(held)  # type: ignore[type-var]
         if seeks:
             log.info("%s: resuming from the offsets stored in Iceberg: %s", config.connector_name,
                      ", ".join(f"{tp}@{off}" for tp, off in sorted(seeks.items())))
