@@ -35,10 +35,6 @@ class SinkConnector(abc.ABC):
 
     context: ConnectorContext | None = None
 
-    #: Optional JVM artifact sets (``connect_spark.jvm.OPTIONAL_ARTIFACT_SETS``) this connector needs: the
-    #: runtime adds them to a SparkSession it builds for a worker running the connector.
-    artifact_sets: tuple[str, ...] = ()
-
     @abc.abstractmethod
     def version(self) -> str:
         """The connector's version, shown by ``GET /connector-plugins`` and logged at start."""
@@ -71,6 +67,14 @@ class SinkConnector(abc.ABC):
         from connect_spark.config.definition import ConfigDef
 
         return ConfigDef()
+
+    def required_spark_support(self) -> tuple[str, ...]:
+        """What the connector's tasks need in the SparkSession beyond Spark's Kafka source, by name
+        (``"delta"``: Delta Lake's classes; ``"iceberg"``: Apache Iceberg's). Called by the runtime before
+        :meth:`initialize`; a session handed in without it is refused with a message saying how to get one
+        that has it. Also called before a standalone worker builds its session, which then carries the
+        optional artifact sets named here (``connect_spark.jvm.OPTIONAL_ARTIFACT_SETS``). Default: nothing."""
+        return ()
 
     def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]) -> bool:
         """Called when an operator alters or resets the connector's offsets (KIP-875) while it is stopped.

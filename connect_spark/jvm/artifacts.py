@@ -2,8 +2,8 @@
 
 Three sets, each resolved by Maven into its own folder, never sharing a classpath:
 
-* ``spark-kafka``: Spark's Kafka source (``spark-sql-kafka-0-10``) and its runtime dependencies, minus
-  every jar pyspark already ships;
+* ``spark-kafka``: Spark's Kafka source (``spark-sql-kafka-0-10``) and Avro functions (``spark-avro``)
+  with their runtime dependencies, minus every jar pyspark already ships;
 * ``delta``: the Delta Lake jars matching the pinned delta-spark / pyspark pair;
 * ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
@@ -11,7 +11,7 @@ Three sets, each resolved by Maven into its own folder, never sharing a classpat
 * ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
   ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``);
 * ``iceberg``: Apache Iceberg's Spark runtime, an *optional* set: a session gets it only when a
-  connector that names it in ``SinkConnector.artifact_sets`` runs (the Iceberg sink), see
+  connector whose ``required_spark_support()`` names it runs (the Iceberg sink), see
   ``connect_spark.spark_session``.
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
@@ -100,9 +100,13 @@ class ArtifactSet:
 
 SPARK_KAFKA = ArtifactSet(
     name="spark-kafka",
-    coordinates=(f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{SPARK_VERSION}",),
+    coordinates=(
+        f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{SPARK_VERSION}",
+        # from_avro/to_avro: the vectorized AvroConverter step (connect_spark/columnar/avro.py)
+        f"org.apache.spark:spark-avro_{SCALA_BINARY}:{SPARK_VERSION}",
+    ),
     exclude_pyspark_jars=True,
-    purpose="Spark's Kafka source (readStream.format('kafka'))",
+    purpose="Spark's Kafka source and Avro functions",
 )
 
 DELTA = ArtifactSet(

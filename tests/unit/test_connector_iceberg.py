@@ -22,6 +22,7 @@ BASE = {"name": "ice", "iceberg.tables": "db.a", "iceberg.catalog.type": "hadoop
 def test_both_class_names_resolve_and_ask_for_the_iceberg_jars():
     for name in ("org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSink", "IcebergSinkConnector"):
         assert plugins.resolve("connector", name) is IcebergSinkConnector
+    assert IcebergSinkConnector().required_spark_support() == ("iceberg",)
     assert artifact_sets_for(["IcebergSink", "DeltaSink"]) == ["iceberg"]
     assert artifact_sets_for(["DeltaSink"]) == []
 

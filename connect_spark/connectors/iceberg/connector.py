@@ -19,8 +19,6 @@ class IcebergSinkConnector(SinkConnector):
     configuration is returned whatever ``tasks.max`` is. Needs the optional ``iceberg`` JVM artifact set.
     """
 
-    artifact_sets = ("iceberg",)
-
     def __init__(self) -> None:
         self.props: dict[str, str] = {}
 
@@ -43,3 +41,7 @@ class IcebergSinkConnector(SinkConnector):
 
     def config(self) -> ConfigDef:
         return ICEBERG_SINK_CONFIG_DEF
+
+    def required_spark_support(self) -> tuple[str, ...]:
+        """Apache Iceberg's Spark runtime (the optional ``iceberg`` artifact set)."""
+        return ("iceberg",)
