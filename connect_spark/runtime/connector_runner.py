@@ -40,7 +40,7 @@ from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
-from connect_spark.runtime.dataframe_mode import build_frame_batch
+from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.executor_mode import EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER, ExecutorTasks
 from connect_spark.runtime.header_reads import headers_needed
@@ -48,6 +48,7 @@ from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
 from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
+from connect_spark.streaming.offset_log import batch_ranges
 from connect_spark.streaming.source import kafka_source_options, raw_columns, read_kafka_stream
 
 if TYPE_CHECKING:
@@ -145,6 +146,9 @@ class ConnectorRunner:
         self._executor: ExecutorTasks | None = None
         self._frames = False
         self._frame_plan: Any = None
+        self._frame_batches: FrameBatches | None = None
+        self._query_checkpoint: Path | None = None  # the running query's checkpoint and start positions
+        self._query_started_from: dict[TopicPartition, int] = {}
         self._include_headers = True
         self.task_configs: list[dict[str, str]] = []
         self.execution_mode = "driver"
@@ -294,6 +298,7 @@ class ConnectorRunner:
             writer = writer.trigger(availableNow=True)
         else:
             writer = writer.trigger(processingTime=f"{int(self.worker.trigger)} milliseconds")
+        self._query_checkpoint, self._query_started_from = checkpoint, dict(positions)
         self._halt.clear()
         self._watch_progress()
         self._query = writer.start()
@@ -364,30 +369,43 @@ class ConnectorRunner:
         self._collect_rewinds()
 
     def _process_frame_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
-        """A micro-batch for a DataFrameSinkTask: one ``put_dataframe`` with the converted batch."""
+        """A micro-batch for a DataFrameSinkTask: its offset ranges from the query's offset log, then one
+        ``put_dataframe_batch`` with the converted batch (see :mod:`~connect_spark.runtime.dataframe_mode`)."""
         task = self._tasks[0]
-        batch = build_frame_batch(self.spark, batch_df, self._frame_plan, task.plugins.converter)
-        try:
-            self.batches += 1
-            read = sum(batch.consumed[tp] - batch.first[tp] for tp in batch.consumed)
-            self.records_read += read
-            task.worker_task.metrics.record_read(read)
-            new = {tp: off for tp, off in batch.first.items() if tp not in self._task_of}
-            if new:
-                self._assign_new(new)
-            frame = batch.frame
-            put = (lambda: task.worker_task.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
-            delivered = task.worker_task.deliver_call(put, batch.consumed)
-            while not delivered:
-                if not self._back_off(task.worker_task):
-                    return
-                delivered = task.worker_task.deliver_call(put, {})
-            task.worker_task.metrics.record_sent(read)
-            self._positions.update(batch.consumed)
-            task.worker_task.maybe_commit()
-            self._collect_rewinds()
-        finally:
-            batch.release()
+        if self._frame_batches is None:
+            self._frame_batches = FrameBatches(self.spark, self._frame_plan, task.plugins.converter)
+        ranges = None
+        if self._query_checkpoint is not None:
+            ranges = batch_ranges(self._query_checkpoint, batch_id, self._query_started_from)
+        if ranges is None:  # not in the log (e.g. a partition that appeared mid-query): one aggregation
+            from connect_spark.columnar.plan import batch_offset_ranges
+
+            ranges = batch_offset_ranges(batch_df)
+        first = {tp: start for tp, (start, _) in ranges.items()}
+        consumed = {tp: end for tp, (_, end) in ranges.items()}
+        self.batches += 1
+        read = sum(end - start for start, end in ranges.values())
+        self.records_read += read
+        task.worker_task.metrics.record_read(read)
+        new = {tp: off for tp, off in first.items() if tp not in self._task_of}
+        if new:
+            self._assign_new(new)
+        sink = task.worker_task.task
+        frames = self._frame_batches
+
+        def put() -> None:
+            frames.deliver(batch_df, ranges, lambda frame: sink.put_dataframe_batch(frame, batch_id, ranges),
+                           sink.writes_atomically())
+
+        delivered = task.worker_task.deliver_call(put, consumed)
+        while not delivered:
+            if not self._back_off(task.worker_task):
+                return
+            delivered = task.worker_task.deliver_call(put, {})
+        task.worker_task.metrics.record_sent(read)
+        self._positions.update(consumed)
+        task.worker_task.maybe_commit()
+        self._collect_rewinds()
 
     def _deliver(self, task: _Task, records, consumed) -> None:
         worker_task = task.worker_task

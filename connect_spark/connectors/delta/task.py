@@ -3,14 +3,16 @@
 How exactly-once works (ARCHITECTURE.md §5):
 
 1. Every commit the task makes stores, in the same Delta commit, the next Kafka offset of every
-   partition written to that table so far (``ledger.py``).
+   partition written to that table so far (``ledger.py``). They are known before the write: the
+   runtime gives the batch's ranges from the query's offset log (``put_dataframe_batch``), so the
+   write is the batch's only Spark job; a frame handed over without them is aggregated first.
 2. ``open`` reads those offsets back and rewinds the assigned partitions with ``context.offset``, so
    the runtime resumes from what the table holds, not from ``connect-offsets``, which may lag behind
    (a crash between the Delta commit and the offset commit) or be lost.
-3. ``put_dataframe`` drops every record whose offset is below the table's stored next offset before
+3. ``put_dataframe(_batch)`` drops every record whose offset is below the table's stored next offset before
    writing. Re-delivered records are therefore never written twice, whatever Spark's batch id is
    (it restarts with each checkpoint generation, so it is not used).
-4. ``put_dataframe`` returns only after the commit, so everything handed over is in the table (or was
+4. ``put_dataframe(_batch)`` returns only after the commit, so everything handed over is in the table (or was
    skipped on purpose: tombstones without ``delete.enabled``) and ``pre_commit`` returns the
    offsets it was given.
 
@@ -91,10 +93,9 @@ class DeltaSinkTask(DataFrameSinkTask):
             self.context.offset(seeks)
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
-        """Called by the runtime on the driver per micro-batch: one commit per table with new records."""
-        config = self._require_config()
-        spark = frame.sparkSession
-        templated = is_templated(config)
+        """Called by the runtime (or a test) on the driver per micro-batch when the batch's offset ranges are
+        not given: they are aggregated from the frame first (one Spark job), then as :meth:`put_dataframe_batch`."""
+        templated = is_templated(self._require_config())
         last_offsets = (frame.groupBy("topic", "original_topic", "original_partition")
                         .agg(F.max("original_offset").alias("last")).collect())
         by_topic: dict[str, dict[TopicPartition, int]] = {}
@@ -103,6 +104,31 @@ class DeltaSinkTask(DataFrameSinkTask):
             tp = TopicPartition(row["original_topic"], row["original_partition"])
             written = by_topic.setdefault(topic, {})
             written[tp] = max(written.get(tp, 0), row["last"] + 1)
+        self._write(frame, batch_id, by_topic)
+
+    def put_dataframe_batch(self, frame: "DataFrame", batch_id: int,
+                            offsets: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Called by the runtime on the driver per micro-batch: one commit per table with new records.
+
+        With one table the commit stores the batch's next offsets as the runtime gives them, so the
+        write is the batch's only Spark job. With a ``${topic}`` template the tables a batch reaches are
+        only known from its rows: :meth:`put_dataframe` aggregates them first.
+        """
+        if is_templated(self._require_config()):
+            self.put_dataframe(frame, batch_id)
+        else:
+            self._write(frame, batch_id, {"": {tp: end for tp, (_, end) in offsets.items()}})
+
+    def writes_atomically(self) -> bool:
+        """Called by the runtime before each batch: one table takes a batch in one Delta commit (a write
+        that fails leaves nothing visible); a ``${topic}`` template spreads it over several commits."""
+        return not is_templated(self._require_config())
+
+    def _write(self, frame: "DataFrame", batch_id: int, by_topic: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+        """One commit per table (``by_topic``: routed topic, or ``""`` for the one table, → next offsets)."""
+        config = self._require_config()
+        spark = frame.sparkSession
+        templated = is_templated(config)
         for topic, written in sorted(by_topic.items()):
             target = target_for_topic(config, topic)
             before = self._stored_offsets(spark, target)
