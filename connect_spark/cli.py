@@ -15,6 +15,7 @@ EXIT_FAILED = 1
 EXIT_BAD_CONFIG = 2
 
 _DEV_KAFKA_DIR = Path(".data") / "dev-kafka"
+_DEV_REGISTRY_DIR = Path(".data") / "dev-registry"
 
 
 def configure_logging(verbose: bool = False) -> None:
@@ -36,7 +37,7 @@ def _cmd_jars(args: argparse.Namespace) -> int:
     resolved = ensure_resolved()
     print(f"JVM artifacts in {jars_root()} ({time.monotonic() - started:.1f} s):")
     for artifact_set in ARTIFACT_SETS:
-        print(f"  {artifact_set.name:<13} {len(resolved[artifact_set.name]):>3} jars  {artifact_set.purpose}")
+        print(f"  {artifact_set.name:<15} {len(resolved[artifact_set.name]):>3} jars  {artifact_set.purpose}")
     return EXIT_OK
 
 
@@ -61,6 +62,30 @@ def _cmd_dev_kafka(args: argparse.Namespace) -> int:
         return EXIT_OK if address else EXIT_FAILED
     stopped = LocalKafkaBroker.stop_detached(data_dir)
     print("Kafka broker stopped." if stopped else "No dev broker was running.")
+    return EXIT_OK
+
+
+def _cmd_dev_registry(args: argparse.Namespace) -> int:
+    from connect_spark.jvm import SCHEMA_REGISTRY, ensure_resolved
+    from connect_spark.localregistry import LocalSchemaRegistry
+
+    data_dir = Path(args.data_dir)
+    if args.action == "start":
+        running = LocalSchemaRegistry.detached_url(data_dir)
+        if running:
+            print(f"A dev schema registry is already running at {running}.")
+            return EXIT_OK
+        ensure_resolved([SCHEMA_REGISTRY])
+        registry = LocalSchemaRegistry(data_dir, port=args.port).start(detach=True)
+        print(f"Schema registry running at {registry.url} (pid {registry.pid}, log in {registry.log_file}); "
+              "set value.converter.schema.registry.url to it; stop it with `connect-spark dev-registry stop`.")
+        return EXIT_OK
+    if args.action == "status":
+        url = LocalSchemaRegistry.detached_url(data_dir)
+        print(f"running at {url}" if url else "not running")
+        return EXIT_OK if url else EXIT_FAILED
+    stopped = LocalSchemaRegistry.stop_detached(data_dir)
+    print("Schema registry stopped." if stopped else "No dev schema registry was running.")
     return EXIT_OK
 
 
@@ -112,6 +137,13 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=9092, help="client port on 127.0.0.1 (default 9092)")
     dev.add_argument("--data-dir", default=str(_DEV_KAFKA_DIR), help="broker data folder")
     dev.set_defaults(func=_cmd_dev_kafka)
+
+    registry = sub.add_parser("dev-registry", help="start or stop a local schema registry (Apicurio, Confluent's "
+                              "API) for development")
+    registry.add_argument("action", choices=["start", "stop", "status"])
+    registry.add_argument("--port", type=int, default=8081, help="HTTP port on 127.0.0.1 (default 8081)")
+    registry.add_argument("--data-dir", default=str(_DEV_REGISTRY_DIR), help="folder for the registry's log")
+    registry.set_defaults(func=_cmd_dev_registry)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on a local broker and local Spark")
     demo.add_argument("--records", type=int, default=10_000)

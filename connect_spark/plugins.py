@@ -78,6 +78,7 @@ _CONTRACTS: dict[str, type] = {
 
 OPTIONAL_DEPENDENCY_EXTRAS: dict[str, str] = {
     "fastavro": "avro",
+    "confluent_kafka": "avro",
     "jsonschema": "jsonschema",
     "google.protobuf": "protobuf",
     "deltalake": "delta",
@@ -91,6 +92,7 @@ When importing a plugin fails because one of these is missing, the error says
 ``pip install 'connect-spark[<extra>]'``.
 """
 
+_JAVA_PREFIXES = ("org.apache.kafka.", "io.confluent.")
 _KAFKA_CONVERTERS = "org.apache.kafka.connect.converters."
 _KAFKA_TRANSFORMS = "org.apache.kafka.connect.transforms."
 
@@ -107,6 +109,8 @@ def _build_table() -> dict[str, dict[str, str]]:
         "org.apache.kafka.connect.file.FileStreamSinkConnector", "FileStreamSinkConnector", "FileStreamSink")
     add("connector", "connect_spark.connectors.delta:DeltaSinkConnector", "DeltaSinkConnector", "DeltaSink")
     add("connector", "connect_spark.connectors.files:FilesSinkConnector", "FilesSinkConnector", "FilesSink")
+    add("connector", "connect_spark.connectors.jdbc:JdbcSinkConnector", "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "JdbcSinkConnector", "JdbcSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
     # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),
@@ -124,6 +128,12 @@ def _build_table() -> dict[str, dict[str, str]]:
     for target, *names in converters:
         add("converter", target, *names)
         add("header_converter", target, *names)
+    # Confluent's schema-registry converters: key and value converters only (as in Confluent, neither is a
+    # header converter).
+    add("converter", "connect_spark.converters.avro:AvroConverter", "io.confluent.connect.avro.AvroConverter",
+        "AvroConverter")
+    add("converter", "connect_spark.converters.json_schema:JsonSchemaConverter",
+        "io.confluent.connect.json.JsonSchemaConverter", "JsonSchemaConverter")
     add("header_converter", "connect_spark.converters.header:SimpleHeaderConverter",
         "org.apache.kafka.connect.storage.SimpleHeaderConverter", "SimpleHeaderConverter")
 
@@ -180,7 +190,7 @@ def known_aliases(kind: str) -> list[str]:
     Kafka's fully qualified class names are accepted too but are not listed here.
     """
     _check_kind(kind)
-    names = {name for name in _BUILT_INS[kind] if not name.startswith("org.apache.kafka.")}
+    names = {name for name in _BUILT_INS[kind] if not name.startswith(_JAVA_PREFIXES)}
     names.update(_entry_points(kind))
     return sorted(names)
 
@@ -196,7 +206,7 @@ def kafka_class_name(kind: str, name: str) -> str:
     if target is None:
         return name
     for candidate, candidate_target in _BUILT_INS[kind].items():
-        if candidate_target == target and candidate.startswith("org.apache.kafka."):
+        if candidate_target == target and candidate.startswith(_JAVA_PREFIXES):
             return candidate
     return name
 

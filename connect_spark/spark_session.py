@@ -3,7 +3,8 @@
 A session connect_spark builds gets: the master, the locally resolved jars of Spark's Kafka source and
 of Delta (``spark.jars``, so runs need no network), Delta's SQL extension and catalog, the running
 Python interpreter for executors, and defaults sized for small machines. A session passed in (a
-notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is.
+notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is, once
+:func:`require_session_support` found in it what the connector needs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Mapping
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_or_create_session", "session_conf", "JARS_MODE_KEY"]
+__all__ = ["get_or_create_session", "session_conf", "require_session_support", "JARS_MODE_KEY"]
 
 log = logging.getLogger(__name__)
 
@@ -119,3 +120,61 @@ def _submit_conf() -> dict[str, str]:
     if "PYSPARK_GATEWAY_PORT" in os.environ:
         return {"spark.master": "(spark-submit)"}
     return {}
+
+
+#: What a connector may need in a session: the JVM class that proves it is there, what it is, and the
+#: artifact set whose coordinates provide it (:mod:`connect_spark.jvm.artifacts`).
+_SUPPORT = {
+    "kafka": ("org.apache.spark.sql.kafka010.KafkaSourceProvider", "Spark's Kafka source", "SPARK_KAFKA"),
+    "delta": ("io.delta.tables.DeltaTable", "Delta Lake", "DELTA"),
+}
+
+
+def require_session_support(spark: "SparkSession", needs: "tuple[str, ...] | list[str]", connector_name: str) -> None:
+    """Refuse a session that lacks Spark's Kafka source or what the connector ``needs`` (``"delta"``).
+
+    Called by the connector runner at start, before the connector's tasks start. A session without a
+    JVM gateway (Spark Connect) cannot be inspected from Python and is taken as it is.
+
+    Raises:
+        connect_spark.api.errors.ConnectException: a needed JVM class is missing; the message says how
+            to get a session that has it.
+    """
+    from connect_spark.api.errors import ConnectException
+
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        log.debug("%s: the session has no JVM gateway (Spark Connect?); its Kafka and Delta support are not checked",
+                  connector_name)
+        return
+    from py4j.java_gateway import JavaClass
+
+    from connect_spark.jvm import artifacts
+
+    missing = []
+    for need in ("kafka", *needs):
+        if need not in _SUPPORT:
+            raise ConnectException(f"Connector {connector_name} needs {need!r} in the SparkSession, which "
+                                   f"connect_spark does not know; known: {', '.join(sorted(_SUPPORT))}")
+        class_name, what, artifact_set = _SUPPORT[need]
+        found = jvm
+        for part in class_name.split("."):
+            found = getattr(found, part)
+        if not isinstance(found, JavaClass):
+            coordinates = ",".join(getattr(artifacts, artifact_set).coordinates)
+            missing.append((what, class_name, coordinates))
+    if not missing:
+        return
+    lacking = "; ".join(f"{what} (class {class_name} is not on its classpath)" for what, class_name, _ in missing)
+    packages = ",".join(c for _, _, c in missing)
+    raise ConnectException(
+        f"Connector {connector_name} cannot run in the SparkSession it was given: it lacks {lacking}. "
+        "Get a session that has it: let connect_spark build the session (pass no session, or call "
+        "connect_spark.spark_session.get_or_create_session() before any other session exists: it adds the locally "
+        "resolved jars and Delta's settings), or build yours with "
+        f'.config("spark.jars.packages", "{packages}")'
+        + (' and Delta\'s .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension") and '
+           '.config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")'
+           if any(c == "io.delta.tables.DeltaTable" for _, c, _ in missing) else "")
+        + ". A session already running keeps its classpath: stop it first (spark.stop())."
+    )

@@ -49,6 +49,23 @@ def bootstrap_servers(kafka_broker) -> str:
 
 
 @pytest.fixture(scope="session")
+def schema_registry(jars, tmp_path_factory):
+    """A real schema registry (Apicurio, Confluent's API) on 127.0.0.1, started once and stopped at the end."""
+    from connect_spark.localregistry import LocalSchemaRegistry
+
+    registry = LocalSchemaRegistry(tmp_path_factory.mktemp("registry"))
+    registry.start()
+    yield registry
+    registry.stop()
+
+
+@pytest.fixture(scope="session")
+def schema_registry_url(schema_registry) -> str:
+    """``schema.registry.url`` of the session's registry (ends in /apis/ccompat/v7)."""
+    return schema_registry.url
+
+
+@pytest.fixture(scope="session")
 def spark(jars, tmp_path_factory):
     """One local SparkSession (Kafka source and Delta on the classpath) for the whole test session."""
     from connect_spark.spark_session import get_or_create_session
@@ -78,3 +95,16 @@ def topic_name(request) -> str:
 @pytest.fixture
 def work_dir(tmp_path) -> Path:
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL server on 127.0.0.1 (Debian's binaries, run as the postgres user), for the session."""
+    import tempfile
+
+    from connect_spark.testing.postgres import LocalPostgres
+
+    server = LocalPostgres(tempfile.mkdtemp(prefix="connect_spark_pg_"))
+    server.start()
+    yield server
+    server.remove()

@@ -12,6 +12,7 @@ from connect_spark.api.errors import (
     DataException,
     IllegalWorkerStateException,
     RetriableException,
+    UnavailableException,
 )
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
 from connect_spark.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
@@ -32,6 +33,7 @@ __all__ = [
     "IllegalWorkerStateException",
     "Predicate",
     "RetriableException",
+    "UnavailableException",
     "SchemaAndValue",
     "SinkConnector",
     "SinkRecord",

@@ -68,6 +68,12 @@ class SinkConnector(abc.ABC):
 
         return ConfigDef()
 
+    def required_spark_support(self) -> tuple[str, ...]:
+        """What the connector's tasks need in the SparkSession beyond Spark's Kafka source, by name
+        (``"delta"``: Delta Lake's classes). Called by the runtime before :meth:`initialize`; a session
+        handed in without it is refused with a message saying how to get one that has it. Default: nothing."""
+        return ()
+
     def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]) -> bool:
         """Called when an operator alters or resets the connector's offsets (KIP-875) while it is stopped.
 

@@ -6,6 +6,10 @@ know. What the runtime does with each is part of the contract:
 * :class:`RetriableException` from ``SinkTask.put``: the same records are delivered again after
   ``context.timeout(ms)`` (or the runtime's default back-off), and no offset advances meanwhile.
   From a converter or a transformation it is retried for up to ``errors.retry.timeout``.
+* :class:`UnavailableException` (a ``RetriableException``) from a converter or a transformation: a
+  service it needs (a schema registry) cannot be reached. Retried like any ``RetriableException``; when
+  the retries run out the task fails, since the record itself is fine: it is never skipped nor sent to
+  the dead letter queue.
 * :class:`DataException` from a converter or a transformation: the record failed; ``errors.tolerance``
   decides whether the task fails or the record is skipped (and sent to the dead letter queue).
 * :class:`ConfigException`: a configuration is invalid; raised before anything starts.
@@ -18,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "ConnectException",
     "RetriableException",
+    "UnavailableException",
     "DataException",
     "ConfigException",
     "IllegalWorkerStateException",
@@ -30,6 +35,14 @@ class ConnectException(Exception):
 
 class RetriableException(ConnectException):
     """A failure that may succeed if the same operation is tried again (a timeout, a busy sink)."""
+
+
+class UnavailableException(RetriableException):
+    """A service the data depends on (a schema registry) cannot be reached or refused the request.
+
+    Retried under ``errors.retry.timeout``; when that runs out the task fails instead of the record: the
+    record is never skipped nor written to the dead letter queue because of it.
+    """
 
 
 class DataException(ConnectException):

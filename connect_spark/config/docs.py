@@ -131,8 +131,8 @@ def _render_plugins() -> str:
         for name, target in plugins._BUILT_INS[kind].items():
             by_target.setdefault(target, []).append(name)
         for target, names in by_target.items():
-            kafka = [n for n in names if n.startswith("org.apache.kafka.")]
-            aliases = [n for n in names if not n.startswith("org.apache.kafka.")]
+            kafka = [n for n in names if n.startswith(("org.apache.kafka.", "io.confluent."))]
+            aliases = [n for n in names if not n.startswith(("org.apache.kafka.", "io.confluent."))]
             out.append(
                 f"| {', '.join(f'`{a}`' for a in aliases)} | {', '.join(f'`{k}`' for k in kafka)} | `{target}` |"
             )

@@ -91,6 +91,13 @@ def _check_trigger(name: str, value: Any) -> None:
 TRIGGER_VALIDATOR = LambdaValidator.with_(_check_trigger, "available-now, or an interval: 500ms, 10s, 1m, 2h")
 EXECUTION_MODE_VALIDATOR = ValidString.in_("driver", "executor")
 
+#: ``max.offsets.per.trigger`` when it is not set and tasks run on the driver (record and Arrow tasks in
+#: driver mode, DataFrame tasks): a backlog must not arrive there as one batch.
+DRIVER_MAX_OFFSETS_PER_TRIGGER = 50_000
+#: ``max.offsets.per.trigger`` when it is not set and tasks run on the executors: each task's slice of a
+#: backlog stays bounded.
+EXECUTOR_MAX_OFFSETS_PER_TRIGGER = 1_000_000
+
 OVERRIDE_POLICIES = {
     "All": "org.apache.kafka.connect.connector.policy.AllConnectorClientConfigOverridePolicy",
     "None": "org.apache.kafka.connect.connector.policy.NoneConnectorClientConfigOverridePolicy",
@@ -230,7 +237,9 @@ WORKER_CONFIG_DEF = (
             "that must run in one place). Connectors may override it.", _SPARK)
     .define("max.offsets.per.trigger", Type.LONG, None, Range.at_least(1), Importance.LOW,
             "Upper bound on the records read per micro-batch across all partitions (Spark's maxOffsetsPerTrigger). "
-            "Not set: no bound.", _SPARK)
+            f"Not set: {DRIVER_MAX_OFFSETS_PER_TRIGGER} when the tasks run on the driver (task.execution.mode=driver, "
+            f"and DataFrame tasks such as the Delta sink), {EXECUTOR_MAX_OFFSETS_PER_TRIGGER} when they run on the "
+            "executors.", _SPARK)
 )
 """The declared worker keys. ``spark.*``, ``consumer.*``, ``producer.*``, ``admin.*``, ``sasl.*`` and ``ssl.*``
 keys pass through undeclared."""
@@ -437,7 +446,15 @@ class WorkerConfig(AbstractConfig):
 
     @property
     def max_offsets_per_trigger(self) -> int | None:
+        """The ``max.offsets.per.trigger`` set, or None (see :meth:`max_offsets_per_trigger_for`)."""
         return self._values["max.offsets.per.trigger"]
+
+    def max_offsets_per_trigger_for(self, execution_mode: str) -> int:
+        """The bound a connector whose tasks run in ``execution_mode`` (``driver``/``executor``) reads with:
+        the key's value, else the default its declaration documents."""
+        if self.max_offsets_per_trigger:
+            return int(self.max_offsets_per_trigger)
+        return DRIVER_MAX_OFFSETS_PER_TRIGGER if execution_mode == "driver" else EXECUTOR_MAX_OFFSETS_PER_TRIGGER
 
     def spark_conf(self) -> dict[str, str]:
         """Every ``spark.*`` key with its full name, as strings, for the SparkSession builder."""

@@ -13,8 +13,9 @@ tombstone. A ``connect-file-sink.properties`` from a Kafka distribution runs unc
     topics=connect-test
 
 The string form follows Java's ``toString`` of the Connect value: ``Struct{a=1,b=x}`` (null fields
-left out), lists as ``[1, 2]``, maps as ``{k=v, k2=v2}`` in Java ``HashMap`` iteration order (what
-``JsonConverter`` builds), floats as ``Double.toString``/``Float.toString``, ``true``/``false``,
+left out), lists as ``[1, 2]``, maps as ``{k=v, k2=v2}`` in the iteration order of the Java map Kafka Connect
+would hold (a ``HashMap`` from ``JsonConverter``, the maps the transforms rebuild: see
+:mod:`connect_spark.api.data.java_map`), floats as ``Double.toString``/``Float.toString``, ``true``/``false``,
 ``BigDecimal.toString`` for decimals, and ``java.util.Date.toString`` in UTC for Date/Time/Timestamp
 values. Byte arrays print as Java prints them (``[B@`` and a hash): the hash here is derived from the
 content, not an identity hash.
@@ -31,6 +32,7 @@ from typing import IO, Any, Collection, Mapping
 
 from connect_spark.api.connector import SinkConnector
 from connect_spark.api.data._java import java_double_str, java_float_str
+from connect_spark.api.data.java_map import java_items
 from connect_spark.api.data.schema import Schema, Type
 from connect_spark.api.data.struct import Struct
 from connect_spark.api.errors import ConnectException
@@ -162,7 +164,7 @@ def java_string(value: Any, schema: Schema | None = None) -> str:
     if isinstance(value, dict):
         key_schema, value_schema = _child(schema, "key_schema"), _child(schema, "value_schema")
         return "{" + ", ".join(f"{java_string(k, key_schema)}={java_string(v, value_schema)}"
-                               for k, v in _hash_map_order(value)) + "}"
+                               for k, v in java_items(value)) + "}"
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"[B@{zlib.crc32(bytes(value)):x}"
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
@@ -192,55 +194,3 @@ def _java_date(value: datetime.date | datetime.time) -> str:
             f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d} UTC {moment.year}")
 
 
-def _java_hash(key: Any) -> int | None:
-    """``key.hashCode()`` for the key types Connect maps use; ``None`` when unknown."""
-    if isinstance(key, bool):
-        return 1231 if key else 1237
-    if isinstance(key, int):
-        if -(2**31) <= key < 2**31:
-            return key
-        unsigned = key & 0xFFFFFFFFFFFFFFFF
-        return _int32((unsigned ^ (unsigned >> 32)) & 0xFFFFFFFF)
-    if isinstance(key, str):
-        h = 0
-        for unit in _utf16_units(key):
-            h = (31 * h + unit) & 0xFFFFFFFF
-        return _int32(h)
-    return None
-
-
-def _utf16_units(text: str):
-    for char in text:
-        code = ord(char)
-        if code > 0xFFFF:
-            code -= 0x10000
-            yield 0xD800 + (code >> 10)
-            yield 0xDC00 + (code & 0x3FF)
-        else:
-            yield code
-
-
-def _int32(value: int) -> int:
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _hash_map_order(mapping: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
-    """The entries in the order a ``java.util.HashMap`` filled in this order iterates them.
-
-    Buckets in ascending index at the final capacity (16, doubled while size > 0.75 × capacity),
-    insertion order within a bucket. Maps with key types whose Java hash is unknown keep their order.
-    """
-    items = list(mapping.items())
-    hashes = [_java_hash(k) for k, _ in items]
-    if any(h is None for h in hashes):
-        return items
-    capacity = 16
-    while len(items) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(h: int) -> int:
-        spread = (h ^ ((h & 0xFFFFFFFF) >> 16)) & 0xFFFFFFFF
-        return spread & (capacity - 1)
-
-    order = sorted(range(len(items)), key=lambda i: (bucket(hashes[i]), i))  # type: ignore[arg-type]
-    return [items[i] for i in order]

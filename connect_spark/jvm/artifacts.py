@@ -7,7 +7,9 @@ Three sets, each resolved by Maven into its own folder, never sharing a classpat
 * ``delta``: the Delta Lake jars matching the pinned delta-spark / pyspark pair;
 * ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
-  converter, the reference arm of the benchmarks (``jobs/bench``).
+  converter, the reference arm of the benchmarks (``jobs/bench``);
+* ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
+  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``).
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
 ``~/.cache/connect-spark/jars``.
@@ -29,6 +31,8 @@ __all__ = [
     "DELTA",
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
+    "SCHEMA_REGISTRY",
+    "APICURIO_VERSION",
     "jars_root",
 ]
 
@@ -43,6 +47,9 @@ DELTA_VERSION = "4.0.0"
 #: Apache Kafka used for the test and demo broker (KRaft).
 KAFKA_VERSION = "4.1.1"
 SCALA_BINARY = "2.13"
+#: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
+#: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
+APICURIO_VERSION = "2.6.13.Final"
 
 
 
@@ -65,12 +72,16 @@ class ArtifactSet:
         exclude_pyspark_jars: drop jars whose artifact pyspark already ships (any version), so the
             set adds classes to Spark's classpath without shadowing Spark's own.
         purpose: one line shown by ``connect-spark jars``.
+        unpack: the coordinates name distribution archives (``group:artifact:version:tar.gz:classifier``)
+            fetched without their dependencies and unpacked into the folder, instead of jars with
+            their runtime dependencies.
     """
 
     name: str
     coordinates: tuple[str, ...]
     exclude_pyspark_jars: bool
     purpose: str
+    unpack: bool = False
 
     def folder(self, root: Path | None = None) -> Path:
         return (root or jars_root()) / self.name
@@ -117,7 +128,15 @@ KAFKA_CONNECT = ArtifactSet(
     purpose="Apache Kafka Connect standalone worker (benchmark reference)",
 )
 
-ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT)
+SCHEMA_REGISTRY = ArtifactSet(
+    name="schema-registry",
+    coordinates=(f"io.apicurio:apicurio-registry-app:{APICURIO_VERSION}:tar.gz:all",),
+    exclude_pyspark_jars=False,
+    purpose="Apicurio Registry, Confluent's schema registry API (tests, dev-registry)",
+    unpack=True,
+)
+
+ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY)
 
 
 def jars_root() -> Path:

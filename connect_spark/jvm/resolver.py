@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -112,6 +113,8 @@ def _resolve(artifact_set: ArtifactSet, root: Path) -> None:
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0:
             raise JarResolutionError(_explain_maven_failure(artifact_set, proc.stdout + proc.stderr))
+        if artifact_set.unpack:
+            _unpack_archives(out)
         if artifact_set.exclude_pyspark_jars:
             shipped = pyspark_jar_artifacts()
             for jar in out.glob("*.jar"):
@@ -121,6 +124,14 @@ def _resolve(artifact_set: ArtifactSet, root: Path) -> None:
         if target.exists():
             shutil.rmtree(target)
         out.rename(target)
+
+
+def _unpack_archives(folder: Path) -> None:
+    """Unpack every ``.tar.gz`` Maven copied into ``folder`` in place, then delete the archives."""
+    for archive in sorted(folder.glob("*.tar.gz")):
+        with tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+        archive.unlink()
 
 
 def _explain_maven_failure(artifact_set: ArtifactSet, output: str) -> str:
@@ -162,10 +173,15 @@ def _maven_settings(scratch_dir: Path) -> Path:
 def _pom(artifact_set: ArtifactSet) -> str:
     dependencies = []
     for coordinate in artifact_set.coordinates:
-        group, artifact, version = coordinate.split(":")
+        group, artifact, version, *packaging = coordinate.split(":")
+        extra = ""
+        if packaging:  # group:artifact:version:type:classifier
+            extra = f"<type>{packaging[0]}</type>" + (f"<classifier>{packaging[1]}</classifier>" if len(packaging) > 1 else "")
+        if artifact_set.unpack:  # a self-contained distribution: none of its pom's dependencies
+            extra += "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
         dependencies.append(
             "    <dependency>"
-            f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>"
+            f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>{extra}"
             "</dependency>"
         )
     body = "\n".join(dependencies)

@@ -36,7 +36,7 @@ __all__ = ["RecordConverter", "ConvertedBatch", "raw_records", "raw_headers", "R
 
 log = logging.getLogger(__name__)
 
-#: The columns the streaming adapter selects from Spark's Kafka source for the per-record path.
+#: The columns :func:`connect_spark.streaming.source.raw_columns` selects from Spark's Kafka source.
 RAW_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "timestamp_type", "key", "value", "headers")
 
 

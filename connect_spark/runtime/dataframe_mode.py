@@ -1,7 +1,8 @@
 """Hands each micro-batch to a :class:`~connect_spark.api.bulk.DataFrameSinkTask` as one record frame.
 
-Called by the connector runner on the driver, inside ``foreachBatch``, through :meth:`FrameBatches.deliver`
-(from the task's put step, so a retriable failure delivers the batch again). The batch's offset ranges
+Called by :class:`connect_spark.runtime.driver_frames.DataFrameProcessor` on the driver, inside
+``foreachBatch``, through :meth:`FrameBatches.deliver` (as the task's put step, so a retriable failure
+delivers the batch again). The batch's offset ranges
 come from the query's offset log (:mod:`connect_spark.streaming.offset_log`), not from its rows.
 
 With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batch takes one of two ways:
@@ -63,13 +64,16 @@ class FrameBatches:
         self.fallback_rows = 0
 
     def deliver(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
-                atomic: bool) -> None:
+                atomic: bool, acknowledge: Callable[[], None] = lambda: None) -> None:
         """Hand the raw batch (``RAW_COLUMNS``, covering ``ranges``) to ``put`` as a record frame; ``put``
-        is not called when no record survived. ``atomic``: the task's writes are all-or-nothing."""
+        is not called when no record survived. ``atomic``: the task's writes are all-or-nothing.
+        ``acknowledge`` waits for the dead letter queue writes of the per-record conversions; it is called
+        before every ``put`` that follows such conversions."""
         if not ranges:
             return
         if self.plan is None:
             frame = self._from_records(raw)
+            acknowledge()
             if frame is not None:
                 put(frame)
             return
@@ -86,9 +90,10 @@ class FrameBatches:
                 log.info("A row of this batch needs the per-record path (%s); the one-pass write committed "
                          "nothing (Spark logs the abandoned task) and the batch is handed over again",
                          _needing_row(str(e), NEEDS_RECORD_PATH))
-        self._checked(raw, ranges, put)
+        self._checked(raw, ranges, put, acknowledge)
 
-    def _checked(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put) -> None:
+    def _checked(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
+                 acknowledge: Callable[[], None]) -> None:
         """The checked way: persisted staged rows, fallback rows converted alone, survivors put beside."""
         rows = sum(end - start for start, end in ranges.values())
         output = self.plan.apply(raw).persisted()
@@ -109,6 +114,7 @@ class FrameBatches:
                 survivors = self.converter.convert(raw_records(fallback)).records
                 if survivors:
                     frame = self._beside(output, survivors)
+                acknowledge()
             put(frame)
         finally:
             output.unpersist()

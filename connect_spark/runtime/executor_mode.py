@@ -1,4 +1,4 @@
-"""Executor mode, driver side: each micro-batch runs every task's generation on the executors.
+"""Record and Arrow tasks on executors, driver side: each micro-batch runs every task's generation there.
 
 Per micro-batch the driver
 
@@ -22,33 +22,27 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition
+from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime import python_worker
-from connect_spark.runtime.assignment import extend_assignment, range_assignment
-from connect_spark.runtime.generation import (
-    GenerationResult,
-    GenerationSpec,
-    group_by_task,
-    offset_ranges,
-    run_generation,
-)
+from connect_spark.runtime.assignment import TaskAssignment
+from connect_spark.runtime.driver_tasks import format_offsets
+from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
+from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.task_loop import offset_ranges
 from connect_spark.runtime.worker_task import TaskFailedError
-from connect_spark.streaming.source import kafka_batch_options, raw_columns
+from connect_spark.streaming.source import read_kafka_range
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorTasks", "EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER", "RESULT_SCHEMA"]
+__all__ = ["ExecutorTasks", "RESULT_SCHEMA"]
 
 log = logging.getLogger(__name__)
-
-#: Batch bound in executor mode when the worker sets no ``max.offsets.per.trigger``: a backlog is
-#: split into batches of this many records so each task's slice stays bounded.
-EXECUTOR_MODE_MAX_OFFSETS_PER_TRIGGER = 1_000_000
 
 #: The ``mapInArrow`` output: one row per task generation.
 RESULT_SCHEMA = "task_id int, result string"
@@ -57,66 +51,54 @@ RESULT_SCHEMA = "task_id int, result string"
 UNASSIGNED = -1
 
 
-class ExecutorTasks:
-    """The driver's view of a connector's tasks in executor mode.
+class ExecutorTasks(BatchProcessor):
+    """The driver's side of a connector's tasks in executor mode (record and Arrow tasks).
 
-    Args:
-        spark: the session batches run in.
-        connector_name: the connector's ``name``.
-        task_class: the connector's task class (importable on executors).
-        task_configs: one configuration per task id.
-        connector_props, worker_props: resolved configurations, shipped to executors.
-        source_options: Kafka client options for bounded re-reads (``kafka.*`` keys).
-        commit: writes offsets to the offset store.
-        offset_flush_interval_ms: the worker's commit tick.
-        include_headers: whether re-reads read record headers (as the connector's stream does).
+    Chosen by :func:`~.processor.choose_processor`; the runner calls :meth:`process` per micro-batch.
+    The tasks themselves live in the executors' Python workers (:mod:`.generation`); the driver keeps
+    the assignment, the committed offsets and how far each partition was read.
     """
 
-    def __init__(
-        self,
-        spark: "SparkSession",
-        connector_name: str,
-        task_class: type,
-        task_configs: list[dict[str, str]],
-        connector_props: Mapping[str, Any],
-        worker_props: Mapping[str, Any],
-        source_options: Mapping[str, str],
-        commit: Callable[[Mapping[TopicPartition, int]], None],
-        offset_flush_interval_ms: int,
-        include_headers: bool = True,
-    ) -> None:
-        self.spark = spark
-        self.connector_name = connector_name
-        self.task_class = task_class
-        self.task_configs = [dict(c) for c in task_configs]
-        self.connector_props = dict(connector_props)
-        self.worker_props = dict(worker_props)
-        self.source_options = dict(source_options)
-        self._commit = commit
-        self.offset_flush_interval_ms = offset_flush_interval_ms
-        self.include_headers = include_headers
+    execution_mode = "executor"
+
+    def __init__(self, setup: ProcessorSetup) -> None:
+        super().__init__()
+        connector, worker = setup.connector, setup.worker
+        self.spark = setup.spark
+        self.connector_name = connector.name
+        self.task_class = setup.task_class
+        self.task_configs = [dict(c) for c in setup.task_configs]
+        self.connector_props = dict(connector.resolved)
+        self.worker_props = dict(worker.resolved)
+        self.source_options = dict(setup.client_config)
+        self._commit = setup.commit
+        self.offset_flush_interval_ms = worker.offset_flush_interval_ms
+        self.include_headers = setup.include_headers
         self.run_id = uuid.uuid4().hex
-        self.task_of: dict[TopicPartition, int] = {}
+        self.assignment = TaskAssignment(self.connector_name, len(self.task_configs))
         self.committed: dict[TopicPartition, int] = {}
         self.position: dict[TopicPartition, int] = {}
         self.paused: dict[int, set[TopicPartition]] = {}
         self._unwritten: dict[TopicPartition, int] = {}
         self.failure: TaskFailedError | None = None
-        self.batches = 0
-        self.records_read = 0
         self.records_put = 0
         self.executor_pids: set[int] = set()
+        self.metrics = SinkTaskMetrics(setup.clock)  # all tasks' totals in one group
 
     @property
     def task_count(self) -> int:
         return len(self.task_configs)
 
-    def open(self, positions: Mapping[TopicPartition, int]) -> None:
+    @property
+    def task_of(self) -> dict[TopicPartition, int]:
+        return self.assignment.task_of
+
+    def open(self, positions: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Assign partitions to task ids (Connect's range assignment); ``positions`` are committed."""
-        assignment = range_assignment(set(positions), self.task_count)
-        self.task_of = {tp: task_id for task_id, owned in assignment.items() for tp in owned}
+        self.assignment.assign(positions)
         self.committed = dict(positions)
         self.position = dict(positions)
+        return dict(positions)
 
     def pending_ranges(self) -> dict[TopicPartition, tuple[int, int]]:
         """Partitions to re-deliver in the next batch: ``[committed, position)`` when not empty or paused."""
@@ -137,24 +119,46 @@ class ExecutorTasks:
         if pending:
             log.info("%s: re-delivering %s", self.connector_name,
                      ", ".join(f"{tp.topic}[{tp.partition}]@{a}..{b}" for tp, (a, b) in sorted(pending.items())))
-            frames.append(self._bounded_read(pending))
+            frames.append(read_kafka_range(self.spark, self.source_options, pending, self.include_headers))
         if not frames:
             return
         df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-        results = self._run(df, shuffle=bool(pending) or self._tasks_share_partitions())
+        read_before, put_before = self.records_read, self.records_put
+        results = self._run(df, shuffle=bool(pending) or self.assignment.shared())
         self._apply(results)
         self.batches += 1
+        self.metrics.record_read(self.records_read - read_before)
+        self.metrics.record_sent(self.records_put - put_before)
 
-    def _tasks_share_partitions(self) -> bool:
-        owners = list(self.task_of.values())
-        return len(owners) != len(set(owners))
+    def idle(self) -> None:
+        """No batch for a trigger interval: deliver what is owed (``[committed, position)``) now."""
+        if self.pending_ranges():
+            self.process(None, -1)
 
-    def _bounded_read(self, ranges: Mapping[TopicPartition, tuple[int, int]]) -> "DataFrame":
-        options = kafka_batch_options(self.source_options, ranges, include_headers=self.include_headers)
-        reader = self.spark.read.format("kafka")
-        for key, value in options.items():
-            reader = reader.option(key, value)
-        return raw_columns(reader.load())
+    def resume_positions(self) -> dict[TopicPartition, int]:
+        """After a pause the query starts again from the committed offsets."""
+        self.position = dict(self.committed)
+        return dict(self.committed)
+
+    def drain(self, lock) -> None:
+        """After an AvailableNow run: re-deliver ``[committed, position)`` until the tasks commit it all,
+        or a round commits nothing more (what stays uncommitted is delivered again on the next run)."""
+        while self.pending_ranges():
+            before = dict(self.committed)
+            with lock:
+                self.process(None, -1)
+            if self.committed == before:
+                log.info("%s: tasks did not commit %s; it is delivered again on the next run", self.connector_name,
+                         format_offsets({tp: a for tp, (a, _) in self.pending_ranges().items()}))
+                return
+
+    def close(self) -> None:
+        """Nothing on the driver: executors' task instances end with their Python workers."""
+
+    def task_metrics(self) -> dict[int | str, dict[str, Any]]:
+        values = self.metrics.as_dict()
+        values["partition-count"] = len(self.position)
+        return {"all": values}
 
     def _specs(self) -> dict[int, GenerationSpec]:
         owned: dict[int, dict[TopicPartition, int]] = {i: {} for i in range(self.task_count)}
@@ -218,7 +222,9 @@ class ExecutorTasks:
             if result.error is not None and failed is None:
                 failed = result
         if new_partitions:
-            self._assign_new(new_partitions)
+            for added in self.assignment.extend(new_partitions).values():
+                for tp in added:
+                    self.committed[tp] = new_partitions[tp]
         if to_write:
             try:
                 self._commit(to_write)
@@ -231,16 +237,6 @@ class ExecutorTasks:
             error.trace = failed.trace or error.trace
             self.failure = error
             raise error
-
-    def _assign_new(self, first_offsets: Mapping[TopicPartition, int]) -> None:
-        current = {i: set() for i in range(self.task_count)}
-        for tp, task_id in self.task_of.items():
-            current[task_id].add(tp)
-        for task_id, added in extend_assignment(current, dict(first_offsets)).items():
-            log.info("%s: new partitions %s for task %d", self.connector_name, sorted(map(str, added)), task_id)
-            for tp in added:
-                self.task_of[tp] = task_id
-                self.committed[tp] = first_offsets[tp]
 
 
 def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[TopicPartition, int]):

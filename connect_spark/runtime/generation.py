@@ -29,17 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition
-from connect_spark.api.task import SinkTask
 from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
-from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
 from connect_spark.runtime.direct_records import DirectRecordBuilder
-from connect_spark.runtime.errors import WorkerErrantRecordReporter
-from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.task_loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
 from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
 
 __all__ = ["GenerationSpec", "GenerationResult", "run_generation", "group_by_task", "offset_ranges", "tp_key", "parse_tp_key"]
@@ -166,7 +160,7 @@ class GenerationResult:
 
 
 class _CachedTask:
-    """A started task instance, its context and its conversion plugins, kept by one Python worker."""
+    """A started task (:class:`~.task_loop.TaskUnit`) and its Arrow builders, kept by one Python worker."""
 
     def __init__(self, spec: GenerationSpec) -> None:
         from connect_spark.config.connector import ConnectorConfig
@@ -174,47 +168,26 @@ class _CachedTask:
 
         connector = ConnectorConfig(spec.connector_props)
         worker = WorkerConfig(spec.worker_props)
-        self.plugins: TaskPlugins = build_task_plugins(connector, worker, spec.task_id)
-        self.raw_index: Mapping[tuple[str, int, int], Any] = {}
-        reporter = None
-        if connector.dlq_topic or connector.errors_log_enable:
-            reporter = WorkerErrantRecordReporter(self.plugins.error_handler, self._raw_of)
-        self.context = WorkerSinkTaskContext(spec.task_config, reporter)
-        self.task: SinkTask = spec.task_class()
-        self.spec = spec
-        self.worker_task = self._worker_task({})
-        self.worker_task.start()
-        bulk = isinstance(self.task, ArrowSinkTask)
-        self.frames = ArrowFrameBuilder.for_converter(self.plugins.converter) if bulk else None
-        self.direct = None if bulk else DirectRecordBuilder.for_converter(self.plugins.converter)
-
-    def _raw_of(self, record: Any) -> Any:
-        return self.raw_index.get((record.original_topic, record.original_kafka_partition,
-                                   record.original_kafka_offset))
-
-    def _worker_task(self, sink: dict[TopicPartition, int]) -> WorkerSinkTask:
-        return WorkerSinkTask(
-            self.spec.connector_name, self.spec.task_id, self.task, self.spec.task_config,
-            commit=sink.update,
-            offset_flush_interval_ms=self.spec.offset_flush_interval_ms,
-            context=self.context,
-            before_commit=self.plugins.error_handler.await_reports,
-        )
+        self.unit = TaskUnit(connector, worker, spec.task_id, spec.task_class, spec.task_config)
+        self.unit.worker_task.start()
+        converter = self.unit.plugins.converter
+        self.frames = ArrowFrameBuilder.for_converter(converter) if self.unit.bulk_arrow else None
+        self.direct = None if self.unit.bulk_arrow else DirectRecordBuilder.for_converter(converter)
 
     def new_generation(self, committed_sink: dict[TopicPartition, int], paused: Iterable[TopicPartition]) -> WorkerSinkTask:
         """A fresh task loop around the started instance, committing into ``committed_sink``."""
-        worker_task = self._worker_task(committed_sink)
+        worker_task = self.unit.new_loop(committed_sink.update)
         worker_task.started = True
-        self.context.pending_offsets.clear()
-        self.context.pending_timeout_ms = -1
-        self.context.commit_requested = False
-        self.context.paused = set(paused)
-        self.worker_task = worker_task
+        context = self.unit.context
+        context.pending_offsets.clear()
+        context.pending_timeout_ms = -1
+        context.commit_requested = False
+        context.paused = set(paused)
         return worker_task
 
     def stop(self) -> None:
-        self.worker_task.stop()
-        self.plugins.close()
+        self.unit.worker_task.stop()
+        self.unit.plugins.close()
 
 
 _cache: dict[tuple[str, int], _CachedTask] = {}
@@ -264,7 +237,7 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
     3. per batch: drop records of unassigned, paused or rewound partitions and below forward seeks;
        convert and transform; ``put`` (a ``RetriableException`` delivers the same records again after
        ``context.timeout``, with no offset moving meanwhile);
-    4. ``pre_commit`` → ``close`` → the committable offsets, by the same commit function as driver mode;
+    4. ``pre_commit`` → ``close`` → the committable offsets, by the same :meth:`~connect_spark.runtime.worker_task.WorkerSinkTask.commit_offsets` as on the driver;
     5. on failure: the final ``pre_commit``/``close`` for what was put, ``stop``, and the error.
     """
     result = GenerationResult(spec.task_id, pid=os.getpid())
@@ -293,120 +266,40 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
             ranges = offset_ranges(batch)
             for tp, (_, end) in ranges.items():
                 result.seen[tp] = max(result.seen.get(tp, 0), end)
-            excluded = skipped_partitions | set(cached.context.paused)
-            batch = _deliverable(batch, ranges, spec.positions, excluded, lower_bounds, result)
-            if batch.num_rows == 0:
+            for tp, (first, _) in ranges.items():
+                if tp not in spec.positions:
+                    result.unassigned[tp] = min(result.unassigned.get(tp, first), first)
+            excluded = skipped_partitions | set(cached.unit.context.paused)
+            kept = select_rows(batch, ranges, spec.positions, excluded, lower_bounds)
+            result.records_skipped += batch.num_rows - kept.num_rows
+            if kept.num_rows == 0:
                 continue
-            _deliver(cached, worker_task, batch, result)
+            _deliver(cached, kept, result)
         worker_task.commit_offsets(closing=True, partitions=set(spec.positions))
     except Exception as e:
         result.committed = committed
-        result.paused = set(cached.context.paused)
+        result.paused = set(cached.unit.context.paused)
         return _failed(result, spec, e, worker_task)
     result.committed = committed
-    result.paused = set(cached.context.paused)
+    result.paused = set(cached.unit.context.paused)
     return result
 
 
-def _deliver(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
-             result: GenerationResult) -> None:
-    if isinstance(cached.task, ArrowSinkTask):
-        _deliver_arrow(cached, worker_task, batch, result)
-        return
-    with cycle_collection_paused():
-        converted = cached.direct.build(batch) if cached.direct is not None else None
-        if converted is None:
-            converted = cached.plugins.converter.convert(raw_records(batch))
-    cached.raw_index = converted.raw_by_coordinates
+def _wait(seconds: float) -> bool:
+    """The back-off between ``put`` attempts in a generation: an executor has nothing to interrupt it."""
+    time.sleep(seconds)
+    return True
+
+
+def _deliver(cached: _CachedTask, batch: pa.RecordBatch, result: GenerationResult) -> None:
+    """One ``put`` (``put_arrow`` for an Arrow task) of a batch's deliverable rows, timed and counted."""
     started = time.perf_counter()
-    delivered = worker_task.deliver(converted.records, converted.consumed)
-    while not delivered:
-        time.sleep(worker_task.retry_backoff_ms() / 1000.0)
-        delivered = worker_task.redeliver()
-    result.put_seconds += time.perf_counter() - started
-    result.records_put += len(converted.records)
-
-
-def _deliver_arrow(cached: _CachedTask, worker_task: WorkerSinkTask, batch: pa.RecordBatch,
-                   result: GenerationResult) -> None:
-    """One ``put_arrow``: the frame built by Arrow when the converters allow it, else from records."""
-    table = cached.frames.build(batch) if cached.frames is not None else None
-    if table is not None:
-        consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
+    if cached.unit.bulk_arrow:
+        put, _ = deliver_arrow(cached.unit, batch, _wait, cached.frames)
     else:
-        from connect_spark.columnar.records import records_to_frame
-
-        converted = cached.plugins.converter.convert(raw_records(batch))
-        cached.raw_index = converted.raw_by_coordinates
-        consumed = converted.consumed
-        table = records_to_frame(converted.records, cached.plugins.converter.header_converter)
-    started = time.perf_counter()
-    put = lambda: cached.task.put_arrow(table)  # noqa: E731
-    delivered = worker_task.deliver_call(put, consumed)
-    while not delivered:
-        time.sleep(worker_task.retry_backoff_ms() / 1000.0)
-        delivered = worker_task.deliver_call(put, {})
+        put, _ = deliver_records(cached.unit, batch, _wait, cached.direct)
     result.put_seconds += time.perf_counter() - started
-    result.records_put += table.num_rows
-
-
-def offset_ranges(batch: pa.RecordBatch) -> dict[TopicPartition, tuple[int, int]]:
-    """Per topic-partition of ``batch``: its first offset and the offset after its last, in one Arrow pass.
-
-    A batch of one partition (the common case: Spark's Kafka partitions are the batches) is answered
-    with three min/max kernels; only mixed batches need a group-by (and its ``pyarrow.acero`` import).
-    """
-    if batch.num_rows == 0:
-        return {}
-    topics, partitions = batch.column("topic"), batch.column("partition")
-    partition_range = pc.min_max(partitions)
-    if partition_range["min"] == partition_range["max"] and pc.count_distinct(topics).as_py() == 1:
-        offset_range = pc.min_max(batch.column("offset"))
-        tp = TopicPartition(topics[0].as_py(), partition_range["min"].as_py())
-        return {tp: (offset_range["min"].as_py(), offset_range["max"].as_py() + 1)}
-    grouped = (pa.Table.from_batches([batch]).select(["topic", "partition", "offset"])
-               .group_by(["topic", "partition"]).aggregate([("offset", "min"), ("offset", "max")]))
-    return {TopicPartition(topic, partition): (first, last + 1)
-            for topic, partition, first, last in zip(grouped.column("topic").to_pylist(),
-                                                     grouped.column("partition").to_pylist(),
-                                                     grouped.column("offset_min").to_pylist(),
-                                                     grouped.column("offset_max").to_pylist())}
-
-
-def _deliverable(
-    batch: pa.RecordBatch,
-    ranges: Mapping[TopicPartition, tuple[int, int]],
-    positions: Mapping[TopicPartition, int],
-    excluded: set[TopicPartition],
-    lower_bounds: Mapping[TopicPartition, int],
-    result: GenerationResult,
-) -> pa.RecordBatch:
-    """The rows this generation may deliver; notes unassigned partitions and counts what is skipped."""
-    topics = batch.column("topic")
-    partitions = batch.column("partition")
-    offsets = batch.column("offset")
-    present = ranges.keys()
-    if all(tp in positions and tp not in excluded and tp not in lower_bounds for tp in present):
-        return batch
-    keep = None
-    for tp in present:
-        in_tp = pc.and_(pc.equal(topics, tp.topic), pc.equal(partitions, tp.partition))
-        if tp not in positions:
-            first = ranges[tp][0]
-            result.unassigned[tp] = min(result.unassigned.get(tp, first), first)
-            drop = in_tp
-        elif tp in excluded:
-            drop = in_tp
-        elif tp in lower_bounds:
-            drop = pc.and_(in_tp, pc.less(offsets, lower_bounds[tp]))
-        else:
-            continue
-        keep = pc.invert(drop) if keep is None else pc.and_(keep, pc.invert(drop))
-    if keep is None:
-        return batch
-    kept = batch.filter(keep)
-    result.records_skipped += batch.num_rows - kept.num_rows
-    return kept
+    result.records_put += put
 
 
 def _failed(result: GenerationResult, spec: GenerationSpec, error: BaseException,

@@ -34,7 +34,7 @@ _TICK_SECONDS = 0.2
 
 def build_offset_store(worker: "WorkerConfig") -> "OffsetStore":
     """The file store when ``offset.storage.file.filename`` is set, else the ``offset.storage.topic`` store."""
-    from connect_spark.storage.offsets import FileOffsetStore, KafkaOffsetStore
+    from connect_spark.storage import FileOffsetStore, KafkaOffsetStore
 
     if worker.offset_storage_file_filename:
         return FileOffsetStore(worker.offset_storage_file_filename)

@@ -1,8 +1,9 @@
 """Builds what one task needs from its connector's configuration: converters, transforms, error handling.
 
-Called by the connector runner once per task when the connector starts (driver mode) — nothing here
-touches Spark. The runner calls :meth:`TaskPlugins.stop` when the task is asked to stop and
-:meth:`TaskPlugins.close` after the task's final commit.
+Called by :class:`connect_spark.runtime.task_loop.TaskUnit` once per task instance: on the driver when
+the connector starts, on an executor when a Python worker first runs the task — nothing here touches
+Spark. The driver processors call :meth:`TaskPlugins.stop` when the task is asked to stop and
+:meth:`TaskPlugins.close` after the task's final commit (an executor's cached task at worker exit).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 class TaskPlugins:
     """The configured converter chain and error handler of one task.
 
-    Built by :func:`build_task_plugins`; the runner gives ``converter`` every batch of the task and
+    Built by :func:`build_task_plugins`; the task loop gives ``converter`` every batch of the task and
     ``error_handler`` to the task's errant record reporter and commit hook.
     """
 
@@ -44,13 +45,14 @@ class TaskPlugins:
     error_handler: ErrorHandler
 
     def stop(self) -> None:
-        """Interrupt a retry back-off in progress. Called by the runner as soon as the task is asked to stop."""
+        """Interrupt a retry back-off in progress. Called by the driver processors as soon as the task is asked
+        to stop."""
         self.error_handler.stop()
 
     def close(self) -> None:
         """Close the converters, transforms and predicates, then the error handler. Never raises.
 
-        Called by the runner once per task at shutdown, after the task's final commit. Closing the
+        Called once per task at shutdown, after the task's final commit. Closing the
         handler stops any retry and closes its reporters: the dead letter queue producer flushes what it
         still holds (the records of a batch that was never committed) and closes. Failures are logged:
         every write covered by a commit was already acknowledged before that commit.

@@ -1,8 +1,9 @@
 """One sink task instance and Kafka Connect's ``WorkerSinkTask`` bookkeeping around it.
 
-This is the driver-resident task: one long-lived instance that sees every batch of its partitions, may
-buffer across batches, and is asked on each commit tick which offsets are safe. The streaming adapter
-(:mod:`connect_spark.streaming.adapter`) feeds it; this module knows nothing about Spark.
+Made by :class:`connect_spark.runtime.task_loop.TaskUnit` for every task on either side: on the
+driver one lives as long as the task (the driver processors, :mod:`connect_spark.runtime.driver_tasks`,
+feed it every batch of its partitions and tick its commits); on an executor one is made per generation
+(:mod:`connect_spark.runtime.generation`). This module knows nothing about Spark.
 
 Offsets kept per topic-partition (all "next offset to read"):
 
@@ -154,7 +155,7 @@ class WorkerSinkTask:
 
         As in Connect's ``onPartitionsAssigned``: delivered and committed offsets start at the
         position; ``open`` is skipped for an empty set; seeks the task asks for in ``open`` are applied
-        at once (they become :attr:`rewinds` for the streaming adapter).
+        at once (they become :attr:`rewinds`, which the processor turns into re-reads).
         """
         partitions = set(positions)
         if not partitions:

@@ -1,8 +1,8 @@
 """A compacted topic as an append-and-replay log: what the status and config stores are built on.
 
 Kafka Connect's backing stores sit on ``KafkaBasedLog``: write a keyed record, read the topic to its
-end, and fold every record into an in-memory view. :class:`KafkaLog` does that with kafka-python (the
-topic is created compacted when missing, through :func:`~connect_spark.storage.kafka_util.ensure_topic`);
+end, and fold every record into an in-memory view. :class:`KafkaLog` does that on
+:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`, the start-up the offset store shares;
 :class:`MemoryLog` keeps the records in a list, for a worker that keeps no state in Kafka and for tests
 of the logic above it.
 
@@ -84,7 +84,8 @@ class MemoryLog(RecordLog):
 
 
 class KafkaLog(RecordLog):
-    """A compacted Kafka topic read with :class:`~connect_spark.storage.kafka_util.TopicTailReader`.
+    """A compacted Kafka topic, through the clients every Kafka-backed store shares
+    (:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`).
 
     Args:
         bootstrap_servers: the cluster.
@@ -115,71 +116,41 @@ class KafkaLog(RecordLog):
         self.config_key = config_key
         self.timeout_s = timeout_s
         self._client_config = dict(client_config or {})
-        self._producer: Any = None
-        self._reader: Any = None
-        self._admin: Any = None
+        self._topic_log: Any = None
         self._lock = threading.Lock()
 
     def start(self) -> int:
-        from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+        """Start the topic's clients (:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`) and
+        read it to its end; returns how many records were read."""
         from kafka.errors import KafkaError
-        from kafka.partitioner import DefaultPartitioner
 
-        from connect_spark.storage.kafka_util import (
-            KafkaStoreError,
-            TopicTailReader,
-            accepted_kwargs,
-            check_authentication,
-            ensure_topic,
-            kafka_client_kwargs,
+        from connect_spark.storage.kafka_log import CompactedTopicLog
+        from connect_spark.storage.kafka_util import KafkaStoreError
+
+        self._topic_log = CompactedTopicLog(
+            self.bootstrap_servers, self.topic, self.partitions, self.replication_factor, self._client_config,
+            self._on_consumed, config_key=self.config_key, client_name=self.topic, what=f"topic {self.topic}",
+            timeout_s=self.timeout_s,
         )
-
-        settings = kafka_client_kwargs(self._client_config)
-        common = {**settings, "bootstrap_servers": self.bootstrap_servers,
-                  "bootstrap_timeout_ms": int(self.timeout_s * 1000)}
-        client_id = f"{settings.get('client_id', 'connect-spark')}-{self.topic}"
         try:
-            check_authentication(self._client_config, self.bootstrap_servers, what=f"topic {self.topic}")
-            self._admin = KafkaAdminClient(**accepted_kwargs(KafkaAdminClient, {**common, "client_id": f"{client_id}-admin"}))
-            ensure_topic(self._admin, self.topic, self.partitions, self.replication_factor, config_key=self.config_key)
-            self._producer = KafkaProducer(**accepted_kwargs(KafkaProducer, {
-                **common,
-                "client_id": f"{client_id}-producer",
-                "acks": "all",
-                "enable_idempotence": True,
-                "linger_ms": 0,
-                "max_block_ms": int(self.timeout_s * 1000),
-                "allow_auto_create_topics": False,
-                "partitioner": DefaultPartitioner(),
-            }))
-            self._reader = TopicTailReader(self.topic, self._on_consumed, accepted_kwargs(KafkaConsumer, {
-                **common, "client_id": f"{client_id}-reader"}))
-            self._reader.start()
-            return self._reader.read_to_end(self.timeout_s)
+            return self._topic_log.start()
         except (KafkaError, KafkaStoreError) as e:
-            self.stop()
             raise KafkaStoreError(f"Cannot use topic {self.topic} ({self.config_key}) at {self.bootstrap_servers}: {e}") from e
-        except BaseException:
-            self.stop()
-            raise
 
     def _on_consumed(self, record: Any) -> None:
         key = record.key.decode("utf-8") if isinstance(record.key, (bytes, bytearray)) else str(record.key)
         self._deliver(key, record.value)
 
     def stop(self) -> None:
-        from connect_spark.storage.kafka_util import close_quietly
-
-        reader, producer, admin = self._reader, self._producer, self._admin
-        self._reader = self._producer = self._admin = None
-        close_quietly([reader, producer, admin], f"topic {self.topic}")
+        if self._topic_log is not None:
+            self._topic_log.stop()
 
     def send(self, records: list[tuple[str, bytes | None]]) -> None:
         from kafka.errors import KafkaError
 
         from connect_spark.storage.kafka_util import KafkaStoreError
 
-        producer = self._producer
+        producer = self._topic_log.producer if self._topic_log is not None else None
         if producer is None:
             raise KafkaStoreError(f"The store on topic {self.topic} is not started")
         with self._lock:
@@ -193,9 +164,8 @@ class KafkaLog(RecordLog):
         self.read_to_end()
 
     def read_to_end(self) -> None:
-        reader = self._reader
-        if reader is None:
+        if self._topic_log is None:
             from connect_spark.storage.kafka_util import KafkaStoreError
 
             raise KafkaStoreError(f"The store on topic {self.topic} is not started")
-        reader.read_to_end(self.timeout_s)
+        self._topic_log.read_to_end()

@@ -25,8 +25,13 @@ __all__ = ["OffsetStore", "OffsetStoreError", "KafkaOffsetStore", "FileOffsetSto
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("KafkaOffsetStore", "FileOffsetStore"):
-        from connect_spark.storage import offsets
+    # Imported on first use (PEP 562), so a file-only worker never imports a Kafka client.
+    if name == "KafkaOffsetStore":
+        from connect_spark.storage.kafka_offsets import KafkaOffsetStore
 
-        return getattr(offsets, name)
+        return KafkaOffsetStore
+    if name == "FileOffsetStore":
+        from connect_spark.storage.file_offsets import FileOffsetStore
+
+        return FileOffsetStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

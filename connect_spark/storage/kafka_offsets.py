@@ -14,7 +14,6 @@ import threading
 import time
 from typing import Any, Mapping
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -26,21 +25,12 @@ from kafka.errors import (
     NotCoordinatorError,
     RequestTimedOutError,
 )
-from kafka.partitioner import DefaultPartitioner
 from kafka.structs import OffsetAndMetadata
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.storage.kafka_util import (
-    KafkaStoreError,
-    TopicTailReader,
-    accepted_kwargs,
-    check_authentication,
-    close_quietly,
-    ensure_topic,
-    kafka_client_kwargs,
-    record_context,
-)
+from connect_spark.storage.kafka_log import CompactedTopicLog
+from connect_spark.storage.kafka_util import KafkaStoreError, record_context
 from connect_spark.storage.offsets import (
     OffsetStore,
     OffsetStoreError,
@@ -76,11 +66,11 @@ _TRANSIENT_GROUP_ERRORS = (
 class KafkaOffsetStore(OffsetStore):
     """Committed sink offsets in a compacted Kafka topic (Kafka Connect's ``offset.storage.topic``).
 
-    The worker creates one per process and shares it between connectors. In :meth:`start` the topic is
-    created when missing (compacted, ``partitions`` partitions, ``replication_factor`` lowered with a WARN
-    to the number of brokers when the cluster has fewer; an existing topic that is not compacted is
-    refused) and three long-lived clients are made: a producer (``acks=all``, idempotent), an admin
-    client and a consumer that reads the whole topic once and then follows it. :meth:`stop` closes them.
+    The worker creates one per process and shares it between connectors. :meth:`start` starts the
+    topic's clients (:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`, shared with the status
+    and config stores: the topic created compacted when missing, ``replication_factor`` lowered with a
+    WARN to the number of brokers when the cluster has fewer; a producer, an admin client and a consumer
+    that reads the whole topic once and then follows it). :meth:`stop` closes them.
 
     Records are keyed ``["<connector>",{"kafka_topic":"<t>","kafka_partition":<p>}]`` with the value
     ``{"kafka_offset":<o>}`` or a tombstone for a reset, and go to the partition the Java client's
@@ -120,10 +110,11 @@ class KafkaOffsetStore(OffsetStore):
         self.partitions = partitions
         self.replication_factor = replication_factor
         self.timeout_s = timeout_s
-        self._client_config = dict(client_config or {})
-        self._admin: KafkaAdminClient | None = None
-        self._producer: KafkaProducer | None = None
-        self._reader: TopicTailReader | None = None
+        self._log = CompactedTopicLog(
+            bootstrap_servers, topic, partitions, replication_factor, client_config, self._apply,
+            config_key="offset.storage.topic", client_name="offsets", what=f"the offsets topic {topic}",
+            timeout_s=timeout_s,
+        )
         # connector → topic-partition → next offset, as far as the reader has consumed the topic
         self._offsets: dict[str, dict[TopicPartition, int]] = {}
         self._foreign_records = 0
@@ -139,52 +130,19 @@ class KafkaOffsetStore(OffsetStore):
             ConfigException: the existing topic is not compacted.
             OffsetStoreError: the cluster cannot be reached, or the topic cannot be created or read.
         """
-        if self._producer is not None:
+        if self._log.started:
             return
-        settings = kafka_client_kwargs(self._client_config)
-        common = {**settings, "bootstrap_servers": self.bootstrap_servers,
-                  "bootstrap_timeout_ms": int(self.timeout_s * 1000)}
-        client_id = settings.get("client_id", "connect-spark")
         try:
-            check_authentication(self._client_config, self.bootstrap_servers,
-                                 what=f"the offsets topic {self.topic}")
-            self._admin = KafkaAdminClient(**accepted_kwargs(KafkaAdminClient, {
-                **common,
-                "client_id": f"{client_id}-offsets-admin",
-            }))
-            ensure_topic(self._admin, self.topic, self.partitions, self.replication_factor,
-                         config_key="offset.storage.topic")
-            self._producer = KafkaProducer(**accepted_kwargs(KafkaProducer, {
-                **common,
-                "client_id": f"{client_id}-offsets-producer",
-                "acks": "all",
-                "enable_idempotence": True,
-                "linger_ms": 0,
-                "max_block_ms": int(self.timeout_s * 1000),  # send() waits for metadata no longer than this
-                "allow_auto_create_topics": False,
-                "partitioner": DefaultPartitioner(),
-            }))
-            self._reader = TopicTailReader(self.topic, self._apply, accepted_kwargs(KafkaConsumer, {
-                **common,
-                "client_id": f"{client_id}-offsets-reader",
-            }))
-            self._reader.start()
-            count = self._reader.read_to_end(self.timeout_s)
+            count = self._log.start()
         except (KafkaError, KafkaStoreError) as e:
-            self.stop()
             raise OffsetStoreError(
                 f"Cannot use the offsets topic {self.topic} at {self.bootstrap_servers}: {e}") from e
-        except BaseException:
-            self.stop()
-            raise
         log.info("Offset store on topic %s started: %d record(s) read, offsets of %d connector(s)",
                  self.topic, count, len(self._offsets))
 
     def stop(self) -> None:
         """Close the consumer, the producer (after sending what is pending) and the admin client."""
-        reader, producer, admin = self._reader, self._producer, self._admin
-        self._reader = self._producer = self._admin = None
-        close_quietly([reader, producer, admin], f"the offset store on topic {self.topic}")
+        self._log.stop()
         with self._read_lock:
             self._offsets = {}
             self._foreign_records = 0
@@ -197,12 +155,11 @@ class KafkaOffsetStore(OffsetStore):
         The whole topic is read once in :meth:`start`; each call then consumes only what was written
         since, by this process or any other. See :class:`OffsetStore`.
         """
-        reader = self._reader
-        if reader is None:
+        if not self._log.started:
             raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
         with self._read_lock:
             try:
-                reader.read_to_end(self.timeout_s)
+                self._log.read_to_end()
             except (KafkaError, KafkaStoreError) as e:
                 raise OffsetStoreError(f"Cannot read the offsets topic {self.topic}: {e}") from e
             return dict(sorted(self._offsets.get(connector, {}).items()))
@@ -252,7 +209,7 @@ class KafkaOffsetStore(OffsetStore):
         changes = normalize_offsets(connector, offsets)
         if not changes:
             return
-        producer = self._producer
+        producer = self._log.producer
         if producer is None:
             raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
 
@@ -277,7 +234,7 @@ class KafkaOffsetStore(OffsetStore):
 
     def _commit_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
         """Mirror ``changes`` into the consumer group; never raises (the topic already has them)."""
-        admin = self._admin
+        admin = self._log.admin
         if admin is None:
             return
         to_alter = {KafkaTopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)

@@ -295,16 +295,3 @@ def describe_offsets(offsets: Mapping[TopicPartition, int | None]) -> str:
         for tp, offset in sorted(offsets.items())
     )
 
-
-def __getattr__(name: str) -> Any:
-    # The implementations live in their own modules and are imported on first use (PEP 562), so that
-    # ``from connect_spark.storage.offsets import FileOffsetStore`` needs no Kafka client.
-    if name == "KafkaOffsetStore":
-        from connect_spark.storage.kafka_offsets import KafkaOffsetStore
-
-        return KafkaOffsetStore
-    if name == "FileOffsetStore":
-        from connect_spark.storage.file_offsets import FileOffsetStore
-
-        return FileOffsetStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,9 @@
-"""Spark's Kafka source, configured from a worker and a connector config."""
+"""Spark's Kafka source, configured from a worker and a connector config: the stream and bounded re-reads.
+
+:func:`read_kafka_stream` is called by :class:`connect_spark.streaming.query.ConnectorQuery` for each
+query generation; :func:`read_kafka_range` by the executor processor
+(:mod:`connect_spark.runtime.executor_mode`) to re-deliver ``[committed, position)``.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ __all__ = [
     "kafka_source_options",
     "kafka_batch_options",
     "read_kafka_stream",
+    "read_kafka_range",
     "starting_offsets_json",
     "raw_columns",
     "client_options",
@@ -111,6 +117,17 @@ def read_kafka_stream(spark: "SparkSession", options: Mapping[str, str]) -> "Dat
     for key, value in options.items():
         reader = reader.option(key, value)
     return reader.load()
+
+
+def read_kafka_range(
+    spark: "SparkSession", client_config: Mapping[str, Any], ranges: Mapping[TopicPartition, tuple[int, int]],
+    include_headers: bool = True,
+) -> "DataFrame":
+    """A bounded batch read of ``[start, end)`` per partition, with :func:`raw_columns`."""
+    reader = spark.read.format("kafka")
+    for key, value in kafka_batch_options(client_config, ranges, include_headers=include_headers).items():
+        reader = reader.option(key, value)
+    return raw_columns(reader.load())
 
 
 #: The ``headers`` column's type, also when headers are left unread (then every row has an empty list).

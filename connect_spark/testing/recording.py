@@ -6,7 +6,8 @@ read back exactly what was delivered. With ``recording.commit.every=N`` it behav
 sink: records are written durably only in chunks of N, and ``pre_commit`` returns only the offsets of
 what was written. ``recording.rewind`` makes ``open`` rewind partitions with ``context.offset``.
 ``recording.put.delay.ms`` makes every non-empty ``put`` sleep that long after writing (a slow sink, so a
-test can disturb a batch while its puts run). Each call and record notes the Python process id (``pid``)
+test can disturb a batch while its puts run). ``recording.pickles=true`` also records each record's key
+and value with their schemas, pickled (``read_recorded_connect_data`` gives them back as Connect data). Each call and record notes the Python process id (``pid``)
 and its parent's (``ppid``: on an executor, the PySpark daemon of that executor JVM).
 
 ``FaultySinkTask`` adds failures on command: retriable ``put`` failures, a fatal ``put`` failure, or a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import pickle
 import time
 from pathlib import Path
 from typing import Any, Collection, Mapping
@@ -32,6 +34,7 @@ __all__ = [
     "FaultySinkTask",
     "read_recorded_records",
     "read_recorded_calls",
+    "read_recorded_connect_data",
 ]
 
 RECORDING_DIR = "recording.dir"
@@ -39,6 +42,7 @@ COMMIT_EVERY = "recording.commit.every"
 REWIND = "recording.rewind"
 PUT_DELAY_MS = "recording.put.delay.ms"
 READS_HEADERS = "recording.reads.headers"
+PICKLES = "recording.pickles"
 
 
 def _jsonable(value: Any) -> Any:
@@ -69,6 +73,7 @@ class RecordingSinkTask(SinkTask):
         self.commit_every = 0
         self.folder: Path | None = None
         self.put_delay_s = 0.0
+        self.pickles = False
 
     def version(self) -> str:
         return "1.0"
@@ -80,6 +85,7 @@ class RecordingSinkTask(SinkTask):
         self.commit_every = int(props.get(COMMIT_EVERY, "0"))
         self.rewind = _parse_rewind(props.get(REWIND, ""))
         self.put_delay_s = int(props.get(PUT_DELAY_MS, "0")) / 1000.0
+        self.pickles = props.get(PICKLES, "false").lower() == "true"
         self._call("start", props={k: v for k, v in props.items() if "password" not in k})
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
@@ -133,7 +139,12 @@ class RecordingSinkTask(SinkTask):
         assert self.folder is not None
         lines = []
         for r in records:
+            extra = {}
+            if self.pickles:
+                data = (r.key_schema, r.key, r.value_schema, r.value)
+                extra["pickled"] = base64.b64encode(pickle.dumps(data)).decode()
             lines.append(json.dumps({
+                **extra,
                 "pid": os.getpid(),
                 "ppid": os.getppid(),
                 "topic": r.topic,
@@ -273,3 +284,14 @@ def read_recorded_calls(folder: str | os.PathLike[str], task_id: int = 0) -> lis
         return []
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def read_recorded_connect_data(recording_dir: str | os.PathLike[str]) -> list[tuple[Any, Any, Any, Any]]:
+    """``(key schema, key, value schema, value)`` of every record recorded with ``recording.pickles=true``,
+    in the order of each task's file (tasks in folder order)."""
+    result = []
+    for path in sorted(Path(recording_dir).glob("task-*/records.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                result.append(pickle.loads(base64.b64decode(json.loads(line)["pickled"])))
+    return result

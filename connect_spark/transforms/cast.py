@@ -21,6 +21,7 @@ from connect_spark.api.data._java import (
     wrap_int,
 )
 from connect_spark.api.errors import ConfigException, DataException
+from connect_spark.api.data.java_map import hash_map_copy
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
@@ -262,7 +263,7 @@ class Cast(KeyOrValueTransformation):
         if self.whole_value_cast_type is not None:
             return self.new_record(record, None, cast_value_to_type(None, value, self.whole_value_cast_type))
         original = require_map(value, PURPOSE)
-        updated = dict(original)
+        updated = hash_map_copy(original)  # Kafka: new HashMap<>(value)
         for field, target in self.casts.items():
             updated[field] = cast_value_to_type(None, original.get(field), target)  # type: ignore[index]
         return self.new_record(record, None, updated)

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from connect_spark.api.data import ConnectSchema, Schema, SchemaBuilder, Struct, Type
 from connect_spark.api.errors import DataException
+from connect_spark.api.data.java_map import JavaLinkedHashMap, java_items
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
@@ -69,7 +70,7 @@ class Flatten(KeyOrValueTransformation):
             return record
         schema = self.operating_schema(record)
         if schema is None:
-            flattened: dict[str, Any] = {}
+            flattened: dict[str, Any] = JavaLinkedHashMap()  # Kafka: a LinkedHashMap
             self._flatten_map(require_map(value, PURPOSE), "", flattened)
             return self.new_record(record, None, flattened)
         struct = require_struct_or_null(value, PURPOSE)
@@ -79,7 +80,7 @@ class Flatten(KeyOrValueTransformation):
         return self.new_record(record, updated_schema, updated)
 
     def _flatten_map(self, original: Mapping[Any, Any], prefix: str, out: dict[str, Any]) -> None:
-        for key, value in original.items():
+        for key, value in java_items(original):  # the source map in Java's iteration order
             name = self._name(prefix, key if isinstance(key, str) else str(key))
             if value is None:
                 out[name] = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, NamedTuple
 
 from connect_spark.api.data import Schema, SchemaBuilder, Struct, Timestamp
+from connect_spark.api.data.java_map import hash_map_copy
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
@@ -115,7 +116,7 @@ class InsertField(KeyOrValueTransformation):
         return self._apply_with_schema(record, value)
 
     def _apply_schemaless(self, record: SinkRecord, value: Any) -> SinkRecord:
-        updated = dict(require_map(value, PURPOSE))
+        updated = hash_map_copy(require_map(value, PURPOSE))  # Kafka: new HashMap<>(value)
         if self.topic_field is not None:
             updated[self.topic_field.name] = record.topic
         if self.partition_field is not None and record.kafka_partition is not None:

@@ -10,6 +10,7 @@ from connect_spark.api.data import Schema, Struct, Type, Values
 from connect_spark.api.data._java import parse_big_decimal
 from connect_spark.api.data.logical import EPOCH
 from connect_spark.api.errors import DataException
+from connect_spark.api.data.java_map import hash_map_copy
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance, NonEmptyString
 from connect_spark.config.definition import Type as ConfigType
@@ -133,7 +134,7 @@ class MaskField(KeyOrValueTransformation):
         value = self.operating_value(record)
         if schema is None:
             original = require_map(value, PURPOSE)
-            updated_map = dict(original)
+            updated_map = hash_map_copy(original)  # Kafka: new HashMap<>(value)
             for name in self.masked_fields:
                 updated_map[name] = self._masked(original.get(name), None)
             return self.new_record(record, None, updated_map)

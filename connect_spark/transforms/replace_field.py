@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from connect_spark.api.data import Schema, SchemaBuilder, Struct
 from connect_spark.api.errors import ConfigException
+from connect_spark.api.data.java_map import hash_map_with_capacity, java_items
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
@@ -115,7 +116,11 @@ class ReplaceField(KeyOrValueTransformation):
             return record
         if self.operating_schema(record) is None:
             original = require_map(value, PURPOSE)
-            updated_map = {self.renamed(k): v for k, v in original.items() if self.keeps(k)}
+            # Kafka: new HashMap<>(value.size()), filled while iterating the source in its (Java) order
+            updated_map = hash_map_with_capacity(len(original))
+            for k, v in java_items(original):
+                if self.keeps(k):
+                    updated_map[self.renamed(k)] = v
             return self.new_record(record, None, updated_map)
         struct = require_struct(value, PURPOSE)
         updated_schema = self._schema_cache.get_or_compute(struct.schema, self._updated_schema)

@@ -15,6 +15,7 @@ from connect_spark.api.data import Date, Schema, SchemaBuilder, Struct, Time, Ti
 from connect_spark.api.data._java import INT_BOUNDS, is_blank
 from connect_spark.api.data.logical import MILLIS_PER_DAY, logical_to_millis, to_utc_datetime
 from connect_spark.api.errors import ConfigException, ConnectException, DataException
+from connect_spark.api.data.java_map import hash_map_copy
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
@@ -210,7 +211,7 @@ class TimestampConverter(KeyOrValueTransformation):
             if value is None or not self.field:
                 return self.new_record(record, None, self.convert(value))
             original = require_map(value, PURPOSE)
-            updated_map = dict(original)
+            updated_map = hash_map_copy(original)  # Kafka: new HashMap<>(value)
             updated_map[self.field] = self.convert(original.get(self.field))
             return self.new_record(record, None, updated_map)
         if not self.field:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.testing.harness import run_connector, worker_properties
@@ -70,13 +71,15 @@ def test_delta_sink_upserts_and_deletes_through_the_runtime(spark, bootstrap_ser
     assert result.committed == _ends(bootstrap_servers, topic_name)
 
 
-def test_files_sink_in_executor_mode_publishes_each_offset_once(spark, bootstrap_servers, topic_name, work_dir):
+@pytest.mark.parametrize("mode", ["executor", "driver"])
+def test_files_sink_publishes_each_offset_once(spark, bootstrap_servers, topic_name, work_dir, mode):
+    """The ArrowSinkTask in both execution modes (driver: one long-lived instance per task on the driver)."""
     create_topic(bootstrap_servers, topic_name, 2)
     _orders(bootstrap_servers, topic_name, 0, 1_000)
     out = Path(work_dir) / "files"
     connector = {"name": f"files-{topic_name}", "connector.class": "FilesSink", "topics": topic_name,
                  "tasks.max": "2", "files.dir": str(out), "files.format": "parquet", "files.rotate.records": "150"}
-    worker = _json_worker(bootstrap_servers, work_dir, task_execution_mode="executor", max_offsets_per_trigger=400)
+    worker = _json_worker(bootstrap_servers, work_dir, task_execution_mode=mode, max_offsets_per_trigger=400)
     result = run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker)
     assert result.exit_code == 0
     files = sorted((out / topic_name).glob("*.parquet"))

@@ -18,7 +18,8 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 from connect_spark.api.errors import ConfigException
 from connect_spark.api.records import TopicPartition
 from connect_spark.storage.kafka_util import kafka_client_kwargs, parse_jaas_config
-from connect_spark.storage.offsets import KafkaOffsetStore, OffsetStoreError
+from connect_spark.storage.kafka_offsets import KafkaOffsetStore
+from connect_spark.storage.offsets import OffsetStoreError
 from connect_spark.testing.kafka import create_topic
 
 # The data topics whose offsets are stored: real topics, so that the consumer group commits succeed.

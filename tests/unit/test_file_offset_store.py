@@ -10,8 +10,8 @@ import pytest
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
+from connect_spark.storage.file_offsets import FileOffsetStore
 from connect_spark.storage.offsets import (
-    FileOffsetStore,
     OffsetStoreError,
     UnexpectedOffsetRecord,
     decode_record,

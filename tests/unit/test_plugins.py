@@ -138,7 +138,7 @@ def test_unknown_name_lists_aliases_and_suggests(plugin_path):
 
 def test_java_class_without_python_equivalent(plugin_path):
     with pytest.raises(ConfigException, match="Java class name"):
-        plugins.resolve("converter", "io.confluent.connect.avro.AvroConverter", key="value.converter")
+        plugins.resolve("converter", "io.confluent.connect.protobuf.ProtobufConverter", key="value.converter")
 
 
 def test_missing_attribute_in_existing_module(plugin_path):

@@ -32,6 +32,10 @@ class DeltaSinkConnector(SinkConnector):
     def task_class(self) -> type[SinkTask]:
         return DeltaSinkTask
 
+    def required_spark_support(self) -> tuple[str, ...]:
+        """Delta Lake's classes in the session (checked by the runtime at start)."""
+        return ("delta",)
+
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self.props)]
 

@@ -16,7 +16,7 @@ import time
 from concurrent.futures import Future, wait
 from typing import Callable, Iterable, Sequence, TypeVar
 
-from connect_spark.api.errors import ConnectException, RetriableException
+from connect_spark.api.errors import ConnectException, RetriableException, UnavailableException
 from connect_spark.api.records import SinkRecord
 from connect_spark.runtime.errors.config import ErrorHandlingConfig
 from connect_spark.runtime.errors.context import ErrorContext, RawRecord
@@ -115,6 +115,8 @@ class ErrorHandler:
       once that exceeds ``errors.retry.delay.max.ms`` the back-off is random in ``[0, max)``; never
       past ``errors.retry.timeout`` after the first attempt started. ``0`` means no retry, ``-1`` retries
       until it succeeds or :meth:`stop` is called.
+    * An ``UnavailableException`` (a service such as a schema registry cannot be reached) whose retries
+      are exhausted: the task fails with a ``ConnectException``; the record is not reported, not skipped.
     * Any other ``Exception`` in a converter or transformation stage, or a ``RetriableException`` whose
       retries are exhausted: the record failed. It is reported to every reporter (log line, dead letter
       queue) first; then under ``errors.tolerance=all`` it is skipped (``execute`` returns ``None``),
@@ -247,6 +249,12 @@ class ErrorHandler:
             except RetriableException as e:
                 self.metrics.record_failure()
                 if not self._can_retry(start):
+                    if isinstance(e, UnavailableException):
+                        raise ConnectException(
+                            f"Task {self.label}: stage {stage.value} with class '{executing_class}' still could "
+                            f"not reach a service it needs after {attempt} attempts on {record.coordinates()} "
+                            f"(errors.retry.timeout={self.config.retry_timeout_ms} ms): {e}"
+                        ) from e
                     return self._record_failed(stage, executing_class, record, e, attempt, exhausted=True)
                 log.debug("%s: retriable error in stage %s with class '%s' on %s (attempt %d): %s", self.label,
                           stage.value, executing_class, record.coordinates(), attempt, e)

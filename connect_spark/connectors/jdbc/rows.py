@@ -1,0 +1,310 @@
+"""Records → table rows: which columns a record gives (pk.mode, pk.fields, fields.whitelist) and their values.
+
+Called by the task for each chunk of a ``put``. :func:`table_batches` groups the records by table and
+returns, per table, the columns (the union of the records' schemas, primary key first), the rows to
+write and the keys to delete, each with the record it came from (for the errant record reporter).
+
+A record's layout is compiled once per key/value schema pair (:class:`RecordLayout`), so a batch of
+records sharing a schema costs one tuple build per record. Connect schemas give the column types;
+schemaless values (maps, e.g. JSON without schemas) need ``fields.whitelist`` as the explicit column list,
+typed from the first value seen (or taken as the table has them).
+
+Keys, as Confluent's sink reads them: ``kafka`` gives topic/partition/offset columns; ``record_key`` the
+key's fields (``pk.fields`` picks some) or, for a primitive key, one column named by ``pk.fields``;
+``record_value`` fields of the value (``pk.fields``, default all). In upsert and update mode (and for
+deletes) the last record of each key in the batch wins; a tombstone deletes its key when
+``delete.enabled`` is set and is skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import datetime
+import zoneinfo
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from connect_spark.api.data import Schema, Struct, Type
+from connect_spark.api.data.schema import TIMESTAMP_LOGICAL_NAME
+from connect_spark.api.errors import ConnectException
+from connect_spark.api.records import SinkRecord
+from connect_spark.connectors.jdbc.config import KAFKA_PK_DEFAULT_NAMES, JdbcSinkConfig
+from connect_spark.connectors.jdbc.dialect import Column, TableId
+from connect_spark.connectors.jdbc.target import table_for_topic
+
+__all__ = ["TableBatch", "RecordLayout", "LayoutCache", "table_batches", "record_label"]
+
+_FLATTEN = "add the Flatten transform (transforms.flatten.type=org.apache.kafka.connect.transforms.Flatten$Value)"
+
+
+def record_label(record: SinkRecord) -> str:
+    """``topic[partition]@offset`` of the record as read from Kafka."""
+    return f"{record.original_topic}[{record.original_kafka_partition}]@{record.original_kafka_offset}"
+
+
+@dataclass
+class TableBatch:
+    """What one transaction writes to one table."""
+
+    table: TableId
+    columns: list[Column]
+    rows: list[tuple] = field(default_factory=list)
+    row_records: list[SinkRecord] = field(default_factory=list)
+    delete_keys: list[tuple] = field(default_factory=list)
+    delete_records: list[SinkRecord] = field(default_factory=list)
+
+    @property
+    def key_columns(self) -> list[Column]:
+        return [c for c in self.columns if c.primary]
+
+
+Getter = Callable[[SinkRecord], Any]
+
+
+@dataclass(frozen=True)
+class RecordLayout:
+    """The columns one key/value schema pair gives, and how to read each from a record."""
+
+    columns: tuple[Column, ...]
+    getters: tuple[Getter, ...]
+    key_getters: tuple[Getter, ...]
+
+    def row(self, record: SinkRecord) -> tuple:
+        return tuple([get(record) for get in self.getters])
+
+    def key(self, record: SinkRecord) -> tuple:
+        return tuple([get(record) for get in self.key_getters])
+
+
+def _timestamp_writer(zone: str) -> Callable[[Any], Any]:
+    """Connect Timestamps (aware UTC datetimes) as wall-clock time in ``db.timezone`` for a timestamp column."""
+    tz = zoneinfo.ZoneInfo(zone)
+    utc = datetime.timezone.utc
+    if zone == "UTC":
+        return lambda v: v if v is None or v.tzinfo is None else v.astimezone(utc).replace(tzinfo=None)
+    return lambda v: v if v is None else (v.replace(tzinfo=utc) if v.tzinfo is None else v).astimezone(tz).replace(
+        tzinfo=None)
+
+
+def _struct_getter(side: str, field_obj: Any, convert: Callable[[Any], Any] | None) -> Getter:
+    if side == "key":
+        if convert is None:
+            return lambda r: r.key.get(field_obj)
+        return lambda r: convert(r.key.get(field_obj))
+    if convert is None:
+        return lambda r: r.value.get(field_obj)
+    return lambda r: convert(r.value.get(field_obj))
+
+
+def _map_getter(side: str, name: str) -> Getter:
+    if side == "key":
+        return lambda r: r.key.get(name) if isinstance(r.key, dict) else None
+    return lambda r: r.value.get(name) if isinstance(r.value, dict) else None
+
+
+_INFERRED = {bool: Schema.OPTIONAL_BOOLEAN_SCHEMA, int: Schema.OPTIONAL_INT64_SCHEMA,
+             float: Schema.OPTIONAL_FLOAT64_SCHEMA, str: Schema.OPTIONAL_STRING_SCHEMA,
+             bytes: Schema.OPTIONAL_BYTES_SCHEMA}
+
+
+def _inferred_schema(value: Any, name: str) -> Schema:
+    """The column schema of a schemaless value (used only to create or evolve a table)."""
+    if value is None:
+        return Schema.OPTIONAL_STRING_SCHEMA
+    schema = _INFERRED.get(type(value))
+    if schema is None:
+        raise ConnectException(f"Schemaless field {name!r} holds a {type(value).__name__}, which no column type "
+                               "matches (strings, numbers, booleans only; use JSON with schemas for more)")
+    return schema
+
+
+class LayoutCache:
+    """Record layouts by (key schema, value schema), compiled at first sight. One per task."""
+
+    def __init__(self, config: JdbcSinkConfig) -> None:
+        self.config = config
+        self._layouts: dict[tuple[int, int, bool], tuple[Any, Any, RecordLayout]] = {}
+        self._timestamp = _timestamp_writer(config.db_timezone)
+
+    def layout(self, record: SinkRecord) -> RecordLayout:
+        """The layout of a non-tombstone record (or of a tombstone's key, for deletes)."""
+        ks, vs = record.key_schema, record.value_schema
+        schemaless = vs is None and record.value is not None
+        cache_key = (id(ks), id(vs), schemaless)
+        found = self._layouts.get(cache_key)
+        if found is not None and found[0] is ks and found[1] is vs:
+            return found[2]
+        layout = self._compile(record)
+        if not schemaless and not (ks is None and record.key is not None):
+            self._layouts[cache_key] = (ks, vs, layout)  # schemaless layouts depend on values: not cached
+        return layout
+
+    # -- compilation ---------------------------------------------------------------------------
+
+    def _convert_for(self, schema: Schema) -> Callable[[Any], Any] | None:
+        return self._timestamp if schema.name == TIMESTAMP_LOGICAL_NAME else None
+
+    def _compile(self, record: SinkRecord) -> RecordLayout:
+        config = self.config
+        key_columns, key_getters = self._key_columns(record)
+        columns, getters = list(key_columns), list(key_getters)
+        taken = {c.name for c in columns}
+        if record.value is not None:
+            for column, getter in self._value_columns(record):
+                if column.name not in taken:
+                    columns.append(column)
+                    getters.append(getter)
+                    taken.add(column.name)
+        if config.pk_mode != "none" and not key_columns:
+            raise ConnectException(f"Record {record_label(record)}: pk.mode={config.pk_mode} found no key columns")
+        return RecordLayout(tuple(columns), tuple(getters), tuple(key_getters))
+
+    def _key_columns(self, record: SinkRecord) -> tuple[list[Column], list[Getter]]:
+        config = self.config
+        mode = config.pk_mode
+        if mode == "none":
+            return [], []
+        if mode == "kafka":
+            names = config.pk_fields or KAFKA_PK_DEFAULT_NAMES
+            return ([Column(names[0], Schema.STRING_SCHEMA, True), Column(names[1], Schema.INT32_SCHEMA, True),
+                     Column(names[2], Schema.INT64_SCHEMA, True)],
+                    [lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset])
+        if mode == "record_key":
+            return self._side_columns(record, "key", config.pk_fields, primary=True)
+        if record.value is None:
+            raise ConnectException(f"Record {record_label(record)}: a tombstone has no value to take "
+                                   "pk.mode=record_value key fields from")
+        return self._side_columns(record, "value", config.pk_fields, primary=True)
+
+    def _value_columns(self, record: SinkRecord) -> list[tuple[Column, Getter]]:
+        columns, getters = self._side_columns(record, "value", self.config.fields_whitelist, primary=False)
+        return list(zip(columns, getters))
+
+    def _side_columns(self, record: SinkRecord, side: str, wanted: Sequence[str],
+                      primary: bool) -> tuple[list[Column], list[Getter]]:
+        """Columns read from the key or the value: struct fields, map entries, or a primitive key."""
+        schema = record.key_schema if side == "key" else record.value_schema
+        data = record.key if side == "key" else record.value
+        label = record_label(record)
+        if data is None and schema is None:
+            raise ConnectException(f"Record {label}: pk.mode=record_key needs a key, and this record has none")
+        if schema is None:
+            if not isinstance(data, dict):
+                if side == "key":
+                    if len(wanted) != 1:
+                        raise ConnectException(
+                            f"Record {label}: a primitive key needs pk.fields to name its one column "
+                            f"(got pk.fields={','.join(wanted)!r})")
+                    return [Column(wanted[0], _inferred_schema(data, wanted[0]), primary)], [lambda r: r.key]
+                raise ConnectException(
+                    f"Record {label}: the value is a schemaless {type(data).__name__}; this sink writes structs "
+                    "(JSON with schemas: value.converter.schemas.enable=true) or maps with an explicit column "
+                    "list in fields.whitelist")
+            names = list(wanted)
+            if not names:
+                key_name = "pk.fields" if primary else "fields.whitelist"
+                raise ConnectException(
+                    f"Record {label}: the {side} is schemaless (no Connect schema), so this sink cannot know its "
+                    f"columns: use a converter with schemas (value.converter.schemas.enable=true) or list the "
+                    f"columns in {key_name}")
+            return ([Column(n, _inferred_schema(data.get(n), n), primary) for n in names],
+                    [_map_getter(side, n) for n in names])
+        if schema.type is not Type.STRUCT:
+            if side == "key":
+                if len(wanted) != 1:
+                    raise ConnectException(
+                        f"Record {label}: a primitive key ({schema.type.name}) needs pk.fields to name its one "
+                        f"column (got pk.fields={','.join(wanted)!r})")
+                convert = self._convert_for(schema)
+                getter: Getter = (lambda r: r.key) if convert is None else (lambda r: convert(r.key))
+                return [Column(wanted[0], schema, primary)], [getter]
+            raise ConnectException(
+                f"Record {label}: the value is a {schema.type.name}, not a struct; this sink writes a struct's "
+                "fields as columns (HoistField$Value wraps a primitive value in a struct)")
+        fields = schema.fields
+        if wanted:
+            by_name = {f.name: f for f in fields}
+            missing = [n for n in wanted if n not in by_name]
+            if missing and primary:
+                raise ConnectException(f"Record {label}: pk.fields {missing} are not fields of the {side} "
+                                       f"(fields: {[f.name for f in fields]})")
+            fields = tuple(by_name[n] for n in wanted if n in by_name)
+        columns, getters = [], []
+        for f in fields:
+            if f.schema.type in (Type.STRUCT, Type.MAP):
+                kind = "a struct" if f.schema.type is Type.STRUCT else "a map"
+                raise ConnectException(f"Record {label}: {side} field {f.name!r} is {kind}, which a column cannot "
+                                       f"hold: {_FLATTEN} to write its fields as columns")
+            columns.append(Column(f.name, f.schema, primary))
+            getters.append(_struct_getter(side, f, self._convert_for(f.schema)))
+        return columns, getters
+
+
+def table_batches(records: Sequence[SinkRecord], config: JdbcSinkConfig, layouts: LayoutCache) -> list[TableBatch]:
+    """Group ``records`` (offset order per partition) into one :class:`TableBatch` per table."""
+    per_table: dict[TableId, list[SinkRecord]] = {}
+    for record in records:
+        if record.value is None and not config.delete_enabled:
+            continue  # a tombstone without delete.enabled: skipped, its offset covered by the batch
+        per_table.setdefault(table_for_topic(config.table_name_format, record.topic), []).append(record)
+    return [_table_batch(table, recs, config, layouts) for table, recs in sorted(per_table.items())]
+
+
+def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConfig,
+                 layouts: LayoutCache) -> TableBatch:
+    last_by_key = config.insert_mode in ("upsert", "update")
+    keyed = config.pk_mode != "none" and (last_by_key or config.delete_enabled)
+    entries: list[tuple[SinkRecord, RecordLayout]] = [(r, layouts.layout(r)) for r in records]
+    # Which records survive: per key, deletes happen first, then the writes after the key's last tombstone
+    # (all of them in insert mode, only the last one in upsert/update mode).
+    keep: list[bool] = [True] * len(entries)
+    deleted: dict[tuple, SinkRecord] = {}
+    if keyed:
+        seen: dict[tuple, int] = {}
+        for i in range(len(entries) - 1, -1, -1):
+            record, layout = entries[i]
+            key = layout.key(record)
+            if record.value is None:
+                keep[i] = False
+                if key not in deleted:
+                    deleted[key] = record
+                seen[key] = -2  # everything earlier for this key is superseded
+                continue
+            state = seen.get(key)
+            if state == -2 or (state is not None and last_by_key):
+                keep[i] = False
+            else:
+                seen[key] = i
+    columns: list[Column] = []
+    index: dict[str, int] = {}
+    for (record, layout), kept in zip(entries, keep):
+        if not kept:
+            continue
+        for column in layout.columns:
+            if column.name not in index:
+                index[column.name] = len(columns)
+                columns.append(column)
+    batch = TableBatch(table, columns)
+    placements: dict[int, list[int] | None] = {}  # per layout: where its values go when it lacks columns
+    for (record, layout), kept in zip(entries, keep):
+        if not kept:
+            continue
+        place = placements.get(id(layout), False)
+        if place is False:
+            same = [c.name for c in layout.columns] == [c.name for c in columns]
+            place = placements[id(layout)] = None if same else [index[c.name] for c in layout.columns]
+        row = layout.row(record)
+        if place is not None:
+            full: list[Any] = [None] * len(columns)
+            for position, value in zip(place, row):
+                full[position] = value
+            row = tuple(full)
+        batch.rows.append(row)
+        batch.row_records.append(record)
+    if deleted:
+        if not batch.columns:
+            key_layout = layouts.layout(next(iter(deleted.values())))
+            batch.columns = [c for c in key_layout.columns if c.primary]
+        for key, record in deleted.items():
+            batch.delete_keys.append(key)
+            batch.delete_records.append(record)
+    return batch

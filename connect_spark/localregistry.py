@@ -1,0 +1,230 @@
+"""A real schema registry on loopback: Apicurio Registry serving Confluent's REST API.
+
+Started from the distribution :mod:`connect_spark.jvm` resolves (artifact set ``schema-registry``) with
+in-memory storage, bound to 127.0.0.1 on a free port unless told otherwise. Confluent's clients (the
+``AvroSerializer`` a producer uses, the converters here) talk to it at :attr:`LocalSchemaRegistry.url`,
+which ends in ``/apis/ccompat/v7``. It serves the pytest session fixture and
+``connect-spark dev-registry start|stop|status``.
+
+Everything registered lives in memory: a restarted registry is empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from connect_spark.api.errors import ConnectException
+from connect_spark.localkafka import free_port
+
+__all__ = ["RegistryError", "LocalSchemaRegistry", "CONFLUENT_API_PATH", "MIN_JAVA"]
+
+log = logging.getLogger(__name__)
+
+CONFLUENT_API_PATH = "/apis/ccompat/v7"
+"""Where Apicurio serves Confluent's schema registry API."""
+
+MIN_JAVA = 17
+"""The Java version the pinned Apicurio (2.6) needs."""
+
+_STATE_FILE = "registry.json"
+
+
+class RegistryError(ConnectException):
+    """The local registry could not start or stop; the message says why."""
+
+
+class LocalSchemaRegistry:
+    """One Apicurio Registry process, owned by whoever started it.
+
+    Args:
+        data_dir: folder for the registry's log file (its storage is in memory); created at start.
+        port: HTTP port on 127.0.0.1 (0 = a free port).
+        heap: JVM heap (``-Xmx``); small by default for 2-core test machines.
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str], port: int = 0, heap: str = "384m") -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.port = port
+        self.heap = heap
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The ``schema.registry.url`` clients use."""
+        return f"http://127.0.0.1:{self.port}{CONFLUENT_API_PATH}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "registry.log"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self, timeout: float = 240.0, detach: bool = False) -> "LocalSchemaRegistry":
+        """Start the registry and wait until its Confluent API answers.
+
+        Args:
+            timeout: seconds to wait for it to answer (Quarkus starts in 10-40 s on a busy 2-core machine).
+            detach: start the JVM in its own session so it outlives this Python process (the
+                ``dev-registry`` command); its pid and URL are written to ``registry.json``.
+
+        Raises:
+            RegistryError: the distribution is not resolved, no suitable Java, a port is taken, or the
+                registry died or did not answer in time (the message carries the end of its log).
+        """
+        if self._process is not None:
+            raise RegistryError(f"The registry in {self.data_dir} is already running (pid {self._process.pid}).")
+        runner = self._runner_jar()
+        from connect_spark.jvm.java import JavaNotFoundError, find_java
+
+        try:
+            java = find_java(MIN_JAVA, "The schema registry (Apicurio Registry 2.6)")
+        except JavaNotFoundError as e:
+            raise RegistryError(str(e)) from e
+        self.port = self.port or free_port()
+        if _answers(self.port):
+            raise RegistryError(f"Cannot start the schema registry: port 127.0.0.1:{self.port} is already in use.")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        command = [
+            java,
+            f"-Xmx{self.heap}",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",  # starts faster; the registry's load in tests is tiny
+            "-Djava.net.preferIPv4Stack=true",
+            "-Dquarkus.http.host=127.0.0.1",
+            f"-Dquarkus.http.port={self.port}",
+            "-Dquarkus.log.level=WARN",
+            "-Dquarkus.log.category.\"io.quarkus\".level=INFO",
+            "-jar",
+            str(runner),
+        ]
+        started = time.monotonic()
+        with open(self.log_file, "ab") as out:
+            self._process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=str(runner.parent), start_new_session=detach,
+            )
+        try:
+            self._wait_until_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("Schema registry up at %s in %.1f s (pid %s)", self.url, time.monotonic() - started,
+                 self._process.pid)
+        if detach:
+            (self.data_dir / _STATE_FILE).write_text(json.dumps({"pid": self._process.pid, "url": self.url}))
+        return self
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop the registry: SIGTERM, SIGKILL after ``timeout`` seconds."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("Schema registry pid %s did not stop in %.0f s; killing it", process.pid, timeout)
+            process.kill()
+            process.wait(10)
+
+    def __enter__(self) -> "LocalSchemaRegistry":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @staticmethod
+    def stop_detached(data_dir: str | os.PathLike[str], timeout: float = 20.0) -> bool:
+        """Stop a registry started with ``detach=True`` in ``data_dir``; False if none was running."""
+        state_file = Path(data_dir) / _STATE_FILE
+        if not state_file.is_file():
+            return False
+        pid = json.loads(state_file.read_text())["pid"]
+        state_file.unlink()
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            time.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+        return True
+
+    @staticmethod
+    def detached_url(data_dir: str | os.PathLike[str]) -> str | None:
+        """The URL of a registry started with ``detach=True`` in ``data_dir`` that is still alive, or None."""
+        state_file = Path(data_dir) / _STATE_FILE
+        if not state_file.is_file():
+            return None
+        state = json.loads(state_file.read_text())
+        try:
+            os.kill(state["pid"], 0)
+        except ProcessLookupError:
+            state_file.unlink()
+            return None
+        return state["url"]
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _runner_jar(self) -> Path:
+        from connect_spark.jvm import SCHEMA_REGISTRY, jar_paths
+        from connect_spark.jvm.resolver import JarResolutionError
+
+        try:
+            jars = jar_paths(SCHEMA_REGISTRY)
+        except JarResolutionError as e:
+            raise RegistryError(f"Cannot start the schema registry: {e}") from e
+        runners = [jar for jar in jars if jar.name.endswith("-runner.jar")]
+        if not runners:
+            raise RegistryError(f"No Apicurio runner jar in {SCHEMA_REGISTRY.folder()}; run `connect-spark jars` again.")
+        return runners[0]
+
+    def _wait_until_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise RegistryError(
+                    f"The schema registry exited with code {self._process.returncode} while starting. "
+                    f"End of {self.log_file}:\n{self._log_tail()}"
+                )
+            if _answers(self.port):
+                return
+            time.sleep(0.5)
+        raise RegistryError(
+            f"The schema registry did not answer at {self.url} within {timeout:.0f} s. "
+            f"End of {self.log_file}:\n{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _answers(port: int) -> bool:
+    """True when Confluent's API answers ``GET /subjects`` on ``port``."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{CONFLUENT_API_PATH}/subjects", timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+

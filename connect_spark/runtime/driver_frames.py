@@ -1,0 +1,84 @@
+"""DataFrame bulk tasks: one :class:`~connect_spark.api.bulk.DataFrameSinkTask` on the driver, whole batches.
+
+Chosen by :func:`~.processor.choose_processor` for a ``DataFrameSinkTask`` in either execution mode.
+One instance owns every partition (Spark parallelises its DataFrame work, so ``tasks.max`` does not
+apply). Per micro-batch (called by the runner inside ``foreachBatch``):
+
+1. the batch's offset ranges are read from the query's offset log (no Spark job);
+2. partitions seen for the first time are assigned;
+3. :func:`~.task_loop.hand_over`: dead letter queue writes acknowledged, then
+   :meth:`connect_spark.runtime.dataframe_mode.FrameBatches.deliver` converts the batch (vectorized plan
+   where it proves exact, in one Spark pass with the write when the sink's writes are atomic; the
+   per-record path for the rest, tolerated records to the log / dead letter queue, whose writes are
+   acknowledged before the frame is handed over) and calls ``put_dataframe_batch`` — the sink may commit data and offsets here (the Delta sink's table commit) —
+   with the retriable back-off;
+4. the commit tick (:meth:`~.worker_task.WorkerSinkTask.maybe_commit`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.driver_tasks import DriverTasks
+from connect_spark.runtime.processor import ProcessorSetup
+from connect_spark.runtime.task_loop import hand_over
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["DataFrameProcessor"]
+
+log = logging.getLogger(__name__)
+
+
+class DataFrameProcessor(DriverTasks):
+    """A DataFrame bulk task resident on the driver (see the module docstring)."""
+
+    empty_puts = False
+
+    def __init__(self, setup: ProcessorSetup) -> None:
+        from connect_spark.columnar.plan import compile_plan
+
+        if len(setup.task_configs) > 1:
+            log.info("%s: %s takes whole micro-batches as DataFrames; running 1 task instead of %d",
+                     setup.connector.name, setup.task_class.__name__, len(setup.task_configs))
+        super().__init__(setup, setup.task_configs[:1])
+        self.spark = setup.spark
+        self.plan = compile_plan(setup.connector, setup.worker)
+        self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter)
+        self.batch_ranges = setup.batch_ranges
+
+    def process(self, batch: "DataFrame", batch_id: int) -> None:
+        unit = self.units[0]
+        worker_task = unit.worker_task
+        # 1.
+        ranges = self.batch_ranges(batch_id)
+        if ranges is None:  # not in the log (e.g. a partition that appeared mid-query): one aggregation
+            from connect_spark.columnar.plan import batch_offset_ranges
+
+            ranges = batch_offset_ranges(batch)
+        first = {tp: start for tp, (start, _) in ranges.items()}
+        consumed = {tp: end for tp, (_, end) in ranges.items()}
+        self.batches += 1
+        read = sum(end - start for start, end in ranges.values())
+        self.records_read += read
+        worker_task.metrics.record_read(read)
+        # 2.
+        new = {tp: off for tp, off in first.items() if tp not in self.assignment.task_of}
+        if new:
+            self.assign_new(new)
+        # 3.
+        task, frames = unit.task, self.frames
+
+        def put() -> None:
+            frames.deliver(batch, ranges, lambda frame: task.put_dataframe_batch(frame, batch_id, ranges),
+                           task.writes_atomically(), unit.await_dead_letters)
+
+        if not hand_over(unit, put, consumed, self.wait):
+            return  # the connector is stopping
+        worker_task.metrics.record_sent(read)
+        # 4.
+        self.after_delivery(unit, consumed)
+        self.collect_rewinds()

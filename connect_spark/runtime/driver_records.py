@@ -1,0 +1,51 @@
+"""Record tasks on the driver: Kafka Connect's exact semantics, one long-lived instance per task.
+
+Chosen by :func:`~.processor.choose_processor` for a record ``SinkTask`` in driver mode. Per
+micro-batch (called by the runner inside ``foreachBatch``) the batch is collected to the driver as
+Arrow, split by owning task (:meth:`~.driver_tasks.DriverTasks.route`), and each task gets one
+``put`` — possibly empty, as Connect's poll loop gives — followed by its commit tick. A
+``RetriableException`` delivers the same records again after the task's back-off, with the commit
+tick still running in between, as in Connect.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from connect_spark.runtime.direct_records import DirectRecordBuilder
+from connect_spark.runtime.driver_tasks import DriverTasks
+from connect_spark.runtime.processor import ProcessorSetup
+from connect_spark.runtime.task_loop import deliver_records
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+__all__ = ["DriverRecordProcessor"]
+
+log = logging.getLogger(__name__)
+
+
+class DriverRecordProcessor(DriverTasks):
+    """Record tasks resident on the driver (see the module docstring)."""
+
+    def __init__(self, setup: ProcessorSetup) -> None:
+        super().__init__(setup)
+        self.direct = {unit.task_id: DirectRecordBuilder.for_converter(unit.plugins.converter) for unit in self.units}
+
+    def process(self, batch: "DataFrame", batch_id: int) -> None:
+        self.deliver_table(batch.toArrow())
+
+    def deliver_table(self, table: "pa.Table") -> None:
+        """Deliver a micro-batch collected to the driver (raw Kafka columns) to the tasks owning its rows."""
+        self.batches += 1
+        self.records_read += table.num_rows
+        for unit, rows, consumed in list(self.route(table)):
+            unit.worker_task.metrics.record_read(rows.num_rows)
+            _, accepted = deliver_records(unit, rows, self.wait, self.direct[unit.task_id],
+                                          between=unit.worker_task.maybe_commit)
+            if not accepted:  # the connector is stopping
+                return
+            self.after_delivery(unit, consumed)
+        self.collect_rewinds()

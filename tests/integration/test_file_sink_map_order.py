@@ -1,0 +1,100 @@
+"""FileStreamSink prints schemaless maps rebuilt by Flatten, ReplaceField and InsertField in the same entry
+order as Apache Kafka Connect itself (its standalone worker from the kafka-connect jars, on the same topic)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from connect_spark.config.properties import format_properties
+from connect_spark.testing.harness import worker_properties
+from connect_spark.testing.kafka import create_topic, produce
+
+TRANSFORMS = {
+    "flatten": {"transforms": "f", "transforms.f.type": "org.apache.kafka.connect.transforms.Flatten$Value"},
+    "replace": {"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+                "transforms.r.exclude": "k3x,gone", "transforms.r.renames": "k1x:renamed,nest:nested"},
+    "insert": {"transforms": "i", "transforms.i.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+               "transforms.i.static.field": "inserted", "transforms.i.static.value": "v",
+               "transforms.i.offset.field": "off"},
+}
+
+
+def _values() -> list[dict]:
+    """Maps of sizes around the resize points (12/13, 24/25), nested maps, keys with colliding buckets."""
+    values = []
+    for size in (1, 2, 3, 5, 11, 12, 13, 20, 24, 25, 40):
+        value: dict = {f"k{(j * 7919) % 97}x": j for j in range(size)}
+        if size % 2:
+            value["nest"] = {f"n{j}": j for j in range(size % 7 + 2)}
+        values.append(value)
+    values.append({str(k): k for k in range(0, 129, 16)})  # nine keys in one bucket of 16
+    values.append({"z": {"e": 2, "b": 1}, "a": 0, "é": "x", "\U0001F600": 1})
+    return values
+
+
+def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, expected: int) -> dict[str, list[str]]:
+    from connect_spark.jvm import KAFKA_CONNECT
+    from connect_spark.jvm.java import find_java
+    from connect_spark.localkafka import free_port
+
+    work = work_dir / "kafka-connect"
+    work.mkdir()
+    worker = {"bootstrap.servers": bootstrap_servers,
+              "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false",
+              "offset.storage.file.filename": str(work / "offsets"), "offset.flush.interval.ms": "1000",
+              "listeners": f"http://127.0.0.1:{free_port()}"}
+    files = {}
+    command_files = []
+    for name, transform in TRANSFORMS.items():
+        files[name] = work / f"{name}.txt"
+        props = {"name": f"kc-{name}-{topic}", "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                 "tasks.max": "1", "topics": topic, "file": str(files[name]), **transform}
+        path = work / f"{name}.properties"
+        path.write_text(format_properties(props))
+        command_files.append(str(path))
+    (work / "worker.properties").write_text(format_properties(worker))
+    log4j = work / "log4j2.properties"
+    log4j.write_text("status = warn\nappender.out.type = Console\nappender.out.name = STDOUT\n"
+                     "appender.out.layout.type = PatternLayout\nappender.out.layout.pattern = %p %m (%c)%n\n"
+                     "rootLogger.level = WARN\nrootLogger.appenderRef.out.ref = STDOUT\n")
+    command = [find_java(17, "Kafka Connect"), "-Xmx384m", "-XX:TieredStopAtLevel=1",
+               f"-Dlog4j2.configurationFile={log4j}", "-cp", str(KAFKA_CONNECT.folder() / "*"),
+               "org.apache.kafka.connect.cli.ConnectStandalone", str(work / "worker.properties"), *command_files]
+    with open(work / "connect.log", "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline and process.poll() is None:
+                if all(f.exists() and len(f.read_text().splitlines()) >= expected for f in files.values()):
+                    break
+                time.sleep(0.5)
+        finally:
+            process.terminate()
+            process.wait(30)
+    assert all(f.exists() for f in files.values()), (work / "connect.log").read_text()[-3000:]
+    return {name: f.read_text().splitlines() for name, f in files.items()}
+
+
+def test_transformed_maps_print_in_kafka_connects_order(spark, bootstrap_servers, topic_name, work_dir):
+    from connect_spark.runtime.launcher import run_standalone
+
+    create_topic(bootstrap_servers, topic_name, partitions=1)
+    values = _values()
+    produce(bootstrap_servers, topic_name, [(0, None, json.dumps(v).encode(), []) for v in values])
+
+    expected = _kafka_connect_lines(bootstrap_servers, topic_name, work_dir, len(values))
+
+    worker = worker_properties(bootstrap_servers, work_dir, **{
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    connectors = [{"name": f"cs-{name}", "connector.class": "FileStreamSink", "tasks.max": "1", "topics": topic_name,
+                   "file": str(work_dir / f"cs-{name}.txt"), **transform} for name, transform in TRANSFORMS.items()]
+    assert run_standalone(worker, connectors, available_now=True, spark=spark) == 0
+    for name in TRANSFORMS:
+        got = (work_dir / f"cs-{name}.txt").read_text().splitlines()
+        assert len(expected[name]) == len(values), name
+        assert got == expected[name], name
