@@ -27,7 +27,7 @@ Spark cannot re-inline the parse into them. Callers should persist the raw batch
 read more than once (good and fallback each read it). Only the Spark entry point is implemented (no ``apply_arrow``).
 
 Coverage: key/value converters ByteArrayConverter, StringConverter (UTF-8), JsonConverter (with and
-without ``schemas.enable``); header converters of any kind (headers stay raw in a frame); transforms
+without ``schemas.enable``), Confluent's AvroConverter (:mod:`~connect_spark.columnar.avro`); header converters of any kind (headers stay raw in a frame); transforms
 RegexRouter, DropHeaders, Filter, TimestampRouter, InsertHeader (with SimpleHeaderConverter), ValueToKey
 and, as $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractField, HoistField, Flatten,
 SetSchemaMetadata and TimestampConverter (numeric formats only; see
@@ -57,8 +57,9 @@ from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
 from connect_spark.columnar.records import frame_to_records
-from connect_spark.columnar.transforms import _Step, _step
+from connect_spark.columnar.transforms import TransformStep, transform_step
 from connect_spark.columnar.types import to_spark_type
+from connect_spark.converters.avro import AvroConverter
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.json import JsonConverter
 from connect_spark.converters.string import StringConverter
@@ -291,7 +292,9 @@ class _SchemalessJson(_ColumnConverter):
                 if candidate == "VOID":
                     continue
                 try:
-                    usable = (candidate, variant_schema.to_spark(variant_schema.parse(candidate)), example)
+                    spark_type = variant_schema.to_spark(variant_schema.parse(candidate))
+                    # columns in the order the records write their fields, not the shape's (sorted) order
+                    usable = (candidate, _ordered_like(example, spark_type) or spark_type, example)
                     break
                 except NotVectorizable as e:
                     log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
@@ -547,6 +550,10 @@ def _converter(converter: Any, which: str) -> _ColumnConverter:
         return _Utf8String()
     if kind is JsonConverter:
         return _EnvelopeJson(converter) if converter.schemas_enabled else _SchemalessJson()
+    if kind is AvroConverter:  # Confluent's Avro: its own step, connect_spark.columnar.avro
+        from connect_spark.columnar.avro import AvroColumns
+
+        return AvroColumns(converter)
     raise NotVectorizable(f"{which} {kind.__name__} has no vectorized form")
 
 
@@ -653,7 +660,7 @@ class ColumnarPlan:
 
     key: _ColumnConverter
     value: _ColumnConverter
-    steps: list[_Step]
+    steps: list[TransformStep]
     header_converter: HeaderConverter | None = None
     #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
     batch_fallback_reasons: list[str] = field(default_factory=list)
@@ -769,7 +776,7 @@ def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
     """
     key = _converter(key_converter, "key.converter")
     value = _converter(value_converter, "value.converter")
-    steps = [_step(*stage, header_converter=header_converter) for stage in stages]
+    steps = [transform_step(*stage, header_converter=header_converter) for stage in stages]
     return ColumnarPlan(key, value, steps, header_converter)
 
 

@@ -19,7 +19,8 @@ With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batc
   ``errors.*`` (tolerated failures go to the log / dead letter queue); the survivors become a small
   frame put beside the good rows (``unionByName``, fitted to the good rows' types), which are read from
   the cache and never collected. A survivor that does not fit the good rows' types (a field the others
-  lack, another type) makes the whole batch be rebuilt from records, as before.
+  lack, another type) makes the whole batch be rebuilt from records, as before; records that fit no
+  column of that frame are reported under ``errors.*`` (:mod:`connect_spark.runtime.frame_errors`).
 
 Without a plan (a custom transform, an unsupported converter) the raw batch is converted per record on
 the driver and handed over as a DataFrame built from Arrow.
@@ -34,6 +35,7 @@ from pyspark import StorageLevel
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion import RecordConverter, raw_records
+from connect_spark.runtime.errors import RawRecord
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -111,28 +113,32 @@ class FrameBatches:
             self.one_pass_next = fallback.num_rows == 0
             frame = output.good
             if fallback.num_rows:
-                survivors = self.converter.convert(raw_records(fallback)).records
-                if survivors:
-                    frame = self._beside(output, survivors)
+                converted = self.converter.convert(raw_records(fallback))
+                if converted.records:
+                    frame = self._beside(output, converted.records, converted.raw_by_coordinates, raw)
                 acknowledge()
-            put(frame)
+            if frame is not None:
+                put(frame)
         finally:
             output.unpersist()
 
-    def _beside(self, output: Any, survivors: list) -> "DataFrame":
+    def _beside(self, output: Any, survivors: list, raws: dict[tuple[str, int, int], RawRecord],
+                raw: "DataFrame") -> "DataFrame | None":
         """The good rows with the survivors of the per-record path beside them, as one frame."""
-        from connect_spark.columnar.records import records_to_frame
         from connect_spark.columnar.fit import CannotFit, fitted
+        from connect_spark.columnar.records import fit_records_to_frame
 
         good = output.good
+        built = fit_records_to_frame(survivors, self.converter.header_converter)
         try:
-            extra = self.spark.createDataFrame(records_to_frame(survivors, self.converter.header_converter))
-            extra = fitted(extra, good.schema)
+            if built.misfits:
+                raise CannotFit(f"{len(built.misfits)} of them fit no common column")
+            extra = fitted(self.spark.createDataFrame(built.table), good.schema)
         except CannotFit as e:
             log.info("%d records of this batch converted per record do not fit the others' types (%s); the batch "
                      "is handed over from records", len(survivors), e)
             records = output.to_records(good.toArrow()) + survivors
-            return _frame_of_records(self.spark, records, self.converter)
+            return _frame_of_records(self.spark, records, self.converter, raws, raw)
         log.info("%d records of this batch were converted per record and are written beside the others",
                  len(survivors))
         return good.unionByName(extra)
@@ -141,8 +147,9 @@ class FrameBatches:
         """The batch converted per record on the driver (no vectorized plan)."""
         cached = raw.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         try:
-            records = self.converter.convert(raw_records(cached.toArrow())).records
-            return _frame_of_records(self.spark, records, self.converter)
+            converted = self.converter.convert(raw_records(cached.toArrow()))
+            return _frame_of_records(self.spark, converted.records, self.converter, converted.raw_by_coordinates,
+                                     cached)
         finally:
             cached.unpersist()
 
@@ -153,11 +160,30 @@ def _needing_row(message: str, marker: str) -> str:
     return message[at + len(marker) + 2:].split()[0] if at >= 0 else "?"
 
 
-def _frame_of_records(spark: "SparkSession", records: list, converter: RecordConverter) -> "DataFrame | None":
-    """A frame in offset order per original partition, built from records through Arrow; ``None`` if empty."""
+def _frame_of_records(spark: "SparkSession", records: list, converter: RecordConverter,
+                      raws: dict[tuple[str, int, int], RawRecord], raw: "DataFrame") -> "DataFrame | None":
+    """A frame in offset order per original partition, built from records through Arrow; ``None`` if empty.
+
+    Records whose key or value does not fit the frame's columns are reported under ``errors.*``
+    (:mod:`connect_spark.runtime.frame_errors`); their consumed bytes come from ``raws`` or, for rows the
+    plan converted, from the raw batch ``raw``.
+    """
     if not records:
         return None
-    from connect_spark.columnar.records import records_to_frame
+    from connect_spark.columnar.records import fit_records_to_frame
+    from connect_spark.runtime.frame_errors import raw_rows, report_misfits
 
     records.sort(key=lambda r: (r.original_topic, r.original_kafka_partition, r.original_kafka_offset))
-    return spark.createDataFrame(records_to_frame(records, converter.header_converter))
+    built = fit_records_to_frame(records, converter.header_converter)
+    if built.misfits:
+        missing = [r for r, _ in built.misfits if _coordinates(r) not in raws]
+        if missing:
+            raws = {**raws, **raw_rows(raw, map(_coordinates, missing))}
+        report_misfits(converter.errors, built.misfits, lambda r: raws.get(_coordinates(r)))
+    if built.table.num_rows == 0:
+        return None
+    return spark.createDataFrame(built.table)
+
+
+def _coordinates(record: Any) -> tuple[str, int, int]:
+    return record.original_topic, record.original_kafka_partition, record.original_kafka_offset

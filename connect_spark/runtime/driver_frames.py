@@ -10,8 +10,10 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
    :meth:`connect_spark.runtime.dataframe_mode.FrameBatches.deliver` converts the batch (vectorized plan
    where it proves exact, in one Spark pass with the write when the sink's writes are atomic; the
    per-record path for the rest, tolerated records to the log / dead letter queue, whose writes are
-   acknowledged before the frame is handed over) and calls ``put_dataframe_batch`` — the sink may commit data and offsets here (the Delta sink's table commit) —
-   with the retriable back-off;
+   acknowledged before the frame is handed over); rows the task's ``rejected_rows`` names (an upsert
+   record without a usable key) are reported under ``errors.*`` and left out of the frame
+   (:func:`~.frame_errors.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
+   and offsets here (the Delta sink's table commit) — with the retriable back-off;
 4. the commit tick (:meth:`~.worker_task.WorkerSinkTask.maybe_commit`).
 """
 
@@ -21,6 +23,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
 from connect_spark.runtime.task_loop import hand_over
@@ -72,9 +75,14 @@ class DataFrameProcessor(DriverTasks):
         # 3.
         task, frames = unit.task, self.frames
 
+        def write(frame: "DataFrame") -> None:
+            # rows the task names as unwritable go to errors.* instead, acknowledged before the write
+            frame = drop_rejected_rows(task, frame, batch, unit.plugins.error_handler)
+            unit.await_dead_letters()
+            task.put_dataframe_batch(frame, batch_id, ranges)
+
         def put() -> None:
-            frames.deliver(batch, ranges, lambda frame: task.put_dataframe_batch(frame, batch_id, ranges),
-                           task.writes_atomically(), unit.await_dead_letters)
+            frames.deliver(batch, ranges, write, task.writes_atomically(), unit.await_dead_letters)
 
         if not hand_over(unit, put, consumed, self.wait):
             return  # the connector is stopping

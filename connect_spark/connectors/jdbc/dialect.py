@@ -75,8 +75,9 @@ class DatabaseDialect(abc.ABC):
         """An :class:`ErrorKind` for ``error`` raised by the driver."""
 
     @abc.abstractmethod
-    def describe_error(self, error: BaseException) -> str:
-        """The database's own message for ``error`` (code, message, detail), for logs and DLQ headers."""
+    def describe_error(self, error: BaseException, detail: bool = False) -> str:
+        """The database's own message for ``error`` (code and message). ``detail`` adds the database's detail,
+        which may quote the row's values: only for the dead letter queue's headers, never for logs."""
 
     @abc.abstractmethod
     def column_name(self, name: str) -> str:

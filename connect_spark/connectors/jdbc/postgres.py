@@ -87,13 +87,13 @@ class PostgresDialect(DatabaseDialect):
             return ErrorKind.RETRIABLE  # no SQLSTATE: the connection itself broke
         return ErrorKind.FATAL
 
-    def describe_error(self, error: BaseException) -> str:
+    def describe_error(self, error: BaseException, detail: bool = False) -> str:
         diag = getattr(error, "diag", None)
         state = getattr(error, "sqlstate", None)
         if diag is None or not diag.message_primary:
             return str(error).strip()
         parts = [f"{state}: {diag.message_primary}" if state else diag.message_primary]
-        if diag.message_detail:
+        if detail and diag.message_detail:
             parts.append(diag.message_detail)
         return "; ".join(parts)
 

@@ -41,6 +41,7 @@ class BatchWriter:
         self.config = config
         self.offsets_table = TableId.parse(config.offsets_table)
         self._known: dict[TableId, set[str]] = {}
+        self._offsets_table_seen_by: Any = None  # the connection that made sure the offsets table exists
 
     def forget_tables(self) -> None:
         """Drop what is known of the tables' columns (after a failure: read them again)."""
@@ -109,13 +110,13 @@ class BatchWriter:
         reports: list[Future[Any]] = []
         refused = 0
 
-        def on_refused(record: SinkRecord, message: str) -> None:
+        def on_refused(record: SinkRecord, summary: str, message: str) -> None:
             nonlocal refused
             refused += 1
             if reject is None:
                 raise ConnectException(f"{self.config.connector_name}: the database refused the row of record "
                                        f"{record.original_topic}[{record.original_kafka_partition}]@"
-                                       f"{record.original_kafka_offset}: {message} (configure "
+                                       f"{record.original_kafka_offset}: {summary} (configure "
                                        "errors.tolerance=all and errors.deadletterqueue.topic.name to keep going)")
             future = reject(record, message)
             if future is not None:
@@ -143,13 +144,19 @@ class BatchWriter:
 
     def read_offsets(self, conn: Any) -> dict[TopicPartition, int]:
         """The offsets stored for this connector (the offsets table is created when missing)."""
-        with conn.transaction():
-            self.dialect.ensure_offsets_table(conn, self.offsets_table)
+        if self._offsets_table_seen_by is not conn:
+            with conn.transaction():
+                self.dialect.ensure_offsets_table(conn, self.offsets_table)
+            self._offsets_table_seen_by = conn
         return self.dialect.read_offsets(conn, self.offsets_table, self.config.connector_name)
 
     def _halving(self, conn: Any, table: TableId, write: Callable[[Sequence[tuple]], None], rows: Sequence[tuple],
-                 records: Sequence[SinkRecord], refused: Callable[[SinkRecord, str], None]) -> None:
-        """``write(rows)`` in a savepoint; a row-level refusal splits the rows in halves, down to single rows."""
+                 records: Sequence[SinkRecord], refused: Callable[[SinkRecord, str, str], None]) -> None:
+        """``write(rows)`` in a savepoint; a row-level refusal splits the rows in halves, down to single rows.
+
+        ``refused`` gets each refused row's record, the database's message without and with its detail
+        (the detail may quote the row's values: it goes to the dead letter queue, never to the log).
+        """
         pending = [(0, len(rows))]
         while pending:
             start, stop = pending.pop()
@@ -160,11 +167,11 @@ class BatchWriter:
                 if self.dialect.error_kind(e) != ErrorKind.ROW:
                     raise
                 if stop - start == 1:
-                    message = f"{table}: {self.dialect.describe_error(e)}"
-                    log.warning("%s: row of %s[%s]@%s refused: %s", self.config.connector_name,
+                    log.warning("%s: row of %s[%s]@%s refused by %s: %s", self.config.connector_name,
                                 records[start].original_topic, records[start].original_kafka_partition,
-                                records[start].original_kafka_offset, message)
-                    refused(records[start], message)
+                                records[start].original_kafka_offset, table, self.dialect.describe_error(e))
+                    refused(records[start], f"{table}: {self.dialect.describe_error(e)}",
+                            f"{table}: {self.dialect.describe_error(e, detail=True)}")
                     continue
                 middle = (start + stop) // 2
                 pending.append((middle, stop))

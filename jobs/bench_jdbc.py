@@ -1,0 +1,162 @@
+"""Benchmark: the JDBC sink into PostgreSQL, insert and upsert, rows/s end to end; where the time goes.
+
+    flock /tmp/connect_spark_bench.lock .venv/bin/python jobs/bench_jdbc.py [--records 1000000]
+
+Starts a local broker and a throwaway PostgreSQL (``connect_spark.testing.postgres``) on the same machine,
+fills a 4-partition topic with JSON-with-schemas records (7 fields: bigint, text, integer, double,
+boolean, Timestamp, text; ~500 bytes with the schema), starts one SparkSession (local[2]), and drains the
+topic with ``available-now`` through ``io.confluent.connect.jdbc.JdbcSinkConnector`` in executor mode
+(``tasks.max=2``):
+
+  insert  insert.mode=insert, pk.mode=none (COPY straight into the table);
+  upsert  insert.mode=upsert, pk.mode=record_key over half as many keys as records (COPY into a
+          temporary table, INSERT ... ON CONFLICT DO UPDATE), so half of the rows update existing ones.
+
+Each arm runs on a warm session (a warm-up run first) and a fresh table; rows/s counts every produced record
+and includes the query start. Then the profile of one task's work on 100,000 records, in this process:
+JSON conversion (the runtime's per-record path), records → rows, the database write (COPY and statement,
+offsets, commit), and for comparison the cost of building the Arrow record frame an ``ArrowSinkTask``
+would get (with the JsonConverter that frame is built *from* the converted records, so a bulk task could
+only add to the conversion cost; that is why the sink is a record task). Not a test: figures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+
+TARGETS = {"insert": 50_000, "upsert": 30_000}
+_JSON = "org.apache.kafka.connect.json.JsonConverter"
+_KEY_SCHEMA = {"type": "struct", "optional": False, "fields": [{"field": "id", "type": "int64", "optional": False}]}
+_VALUE_SCHEMA = {"type": "struct", "optional": False, "fields": [
+    {"field": "id", "type": "int64", "optional": False},
+    {"field": "user", "type": "string", "optional": True},
+    {"field": "qty", "type": "int32", "optional": True},
+    {"field": "amount", "type": "double", "optional": True},
+    {"field": "paid", "type": "boolean", "optional": True},
+    {"field": "ts", "type": "int64", "optional": True, "name": "org.apache.kafka.connect.data.Timestamp", "version": 1},
+    {"field": "note", "type": "string", "optional": True},
+]}
+
+
+def _record(i: int, keys: int) -> tuple:
+    key_id = i % keys
+    key = json.dumps({"schema": _KEY_SCHEMA, "payload": {"id": key_id}}).encode()
+    value = json.dumps({"schema": _VALUE_SCHEMA, "payload": {
+        "id": key_id, "user": f"user-{i % 1000:04d}", "qty": i % 100, "amount": round(i * 0.37, 2), "paid": i % 3 == 0,
+        "ts": 1_700_000_000_000 + i, "note": "x" * 24}}).encode()
+    return (None, key, value, [])
+
+
+def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets):
+    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.testing.harness import worker_properties
+
+    worker = worker_properties(bootstrap, work / name, key_converter=_JSON, value_converter=_JSON,
+                               task_execution_mode="executor", max_offsets_per_trigger=max_offsets,
+                               offset_flush_interval_ms=10_000)
+    connector = {"name": name, "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": topic,
+                 "tasks.max": "2", "connection.url": postgres.jdbc_url(), "table.name.format": name,
+                 "auto.create": "true", "insert.mode": mode, "pk.mode": "record_key" if mode == "upsert" else "none",
+                 "batch.size": str(batch_size)}
+    started = time.monotonic()
+    code = run_standalone(worker, [connector], available_now=True, spark=spark)
+    return time.monotonic() - started, code
+
+
+def _profile(postgres, records: int) -> dict[str, float]:
+    """Seconds per 100,000 records of each step of one task's work, in this process."""
+    from connect_spark.api.records import TopicPartition
+    from connect_spark.columnar.records import records_to_frame
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
+    from connect_spark.connectors.jdbc.config import JdbcSinkConfig
+    from connect_spark.connectors.jdbc.dialect import dialect_for
+    from connect_spark.connectors.jdbc.rows import LayoutCache, table_batches
+    from connect_spark.connectors.jdbc.writer import BatchWriter
+    from connect_spark.runtime.conversion import RawRecord
+    from connect_spark.runtime.task_builder import build_task_plugins
+
+    props = {"name": "profile", "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": "p",
+             "connection.url": postgres.jdbc_url(), "table.name.format": "profile", "auto.create": "true",
+             "key.converter": _JSON, "value.converter": _JSON}
+    plugins = build_task_plugins(ConnectorConfig(props), WorkerConfig({"bootstrap.servers": "x:1", "key.converter": _JSON, "value.converter": _JSON}), 0)
+    raw = []
+    for i in range(records):
+        _, key, value, _ = _record(i, records)
+        raw.append(RawRecord(topic="p", partition=0, offset=i, timestamp=1_700_000_000_000, timestamp_type=0,
+                             key=key, value=value, headers=()))
+    figures = {}
+    started = time.perf_counter()
+    converted = plugins.converter.convert(raw).records
+    figures["JSON conversion (per-record path)"] = time.perf_counter() - started
+    started = time.perf_counter()
+    records_to_frame(converted)
+    figures["(Arrow record frame from those records)"] = time.perf_counter() - started
+    config = JdbcSinkConfig.parse(props)
+    started = time.perf_counter()
+    batches = table_batches(converted, config, LayoutCache(config))
+    figures["records -> rows"] = time.perf_counter() - started
+    dialect = dialect_for(config)
+    writer = BatchWriter(dialect, config)
+    conn = dialect.connect(config.connection)
+    writer.prepare(conn, batches)
+    writer.read_offsets(conn)
+    started = time.perf_counter()
+    writer.write(conn, batches, {TopicPartition("p", 0): records}, None)
+    figures["database write (COPY, offsets, commit)"] = time.perf_counter() - started
+    conn.close()
+    return {k: v * 100_000 / records for k, v in figures.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--batch-size", type=int, default=50_000, help="the connector's batch.size")
+    parser.add_argument("--max-offsets", type=int, default=250_000, help="maxOffsetsPerTrigger")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+
+    from connect_spark.jvm import ensure_resolved
+    from connect_spark.localkafka import LocalKafkaBroker
+    from connect_spark.spark_session import get_or_create_session
+    from connect_spark.testing.kafka import create_topic, produce
+    from connect_spark.testing.postgres import LocalPostgres
+
+    ensure_resolved()
+    work = Path(tempfile.mkdtemp(prefix="bench-jdbc-"))
+    with LocalKafkaBroker(work / "kafka", heap="1g") as broker, LocalPostgres(work / "pg") as postgres:
+        bootstrap = broker.bootstrap_servers
+        create_topic(bootstrap, "bench", 4)
+        create_topic(bootstrap, "warm", 4)
+        started = time.monotonic()
+        produce(bootstrap, "bench", (_record(i, args.records // 2) for i in range(args.records)))
+        produce(bootstrap, "warm", (_record(i, 5000) for i in range(10_000)))
+        print(f"produced {args.records:,} records in {time.monotonic() - started:.1f} s")
+        spark = get_or_create_session(app_name="bench-jdbc", ui=False,
+                                      conf={"spark.master": "local[2]", "spark.driver.memory": "2g"})
+        _drain(spark, bootstrap, work, "warm", "warm_up", postgres, "upsert", args.batch_size, args.max_offsets)
+        results = {}
+        for mode in ("insert", "upsert"):
+            elapsed, code = _drain(spark, bootstrap, work, "bench", f"bench_{mode}", postgres, mode, args.batch_size,
+                                   args.max_offsets)
+            rate = args.records / elapsed
+            results[mode] = rate
+            print(f"{mode}: {args.records:,} records in {elapsed:.1f} s = {rate:,.0f} rows/s (exit {code}); "
+                  f"target {TARGETS[mode]:,} rows/s: {'met' if rate >= TARGETS[mode] else 'NOT met'} "
+                  f"(ratio {rate / TARGETS[mode]:.2f})")
+        spark.stop()
+        print("profile of one task's work, seconds per 100,000 records (one core):")
+        for step, seconds in _profile(postgres, min(args.records, 100_000)).items():
+            print(f"  {step}: {seconds:.2f} s")
+    print(json.dumps({k: round(v) for k, v in results.items()}))
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (shared: figures are noisy)")
+
+
+if __name__ == "__main__":
+    main()
