@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Mapping
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_or_create_session", "session_conf", "require_session_support", "JARS_MODE_KEY"]
+__all__ = ["get_or_create_session", "session_conf", "require_session_support", "JARS_MODE_KEY", "SESSION_DEFAULTS"]
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 #: ``local``: always add them; ``none``: add nothing (the cluster or ``--jars`` provides them).
 JARS_MODE_KEY = "connect_spark.jars"
 
-_DEFAULTS = {
+#: The Spark settings a session connect_spark builds starts from (``spark.*`` keys of the worker go on
+#: top); listed in ``conf/config-reference.md``.
+SESSION_DEFAULTS = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.sql.session.timeZone": "UTC",
@@ -49,7 +51,7 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True) -> dict
     Raises:
         connect_spark.jvm.JarResolutionError: the jars are needed but were never resolved.
     """
-    settings = dict(_DEFAULTS)
+    settings = dict(SESSION_DEFAULTS)
     settings["spark.ui.enabled"] = "true" if ui else "false"
     settings["spark.pyspark.python"] = sys.executable
     settings["spark.pyspark.driver.python"] = sys.executable
