@@ -152,7 +152,7 @@ class LocalKafkaBroker:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         fmt = subprocess.run(
             [java, *jvm_flags, "-cp", classpath, "kafka.tools.StorageTool", "format",
-             "-t", cluster_id, "-c", str(config)],
+             f"--cluster-id={cluster_id}", "-c", str(config)],  # "=": an id may start with "-"
             capture_output=True,
             text=True,
         )

@@ -109,6 +109,8 @@ def _build_table() -> dict[str, dict[str, str]]:
         "org.apache.kafka.connect.file.FileStreamSinkConnector", "FileStreamSinkConnector", "FileStreamSink")
     add("connector", "connect_spark.connectors.delta:DeltaSinkConnector", "DeltaSinkConnector", "DeltaSink")
     add("connector", "connect_spark.connectors.files:FilesSinkConnector", "FilesSinkConnector", "FilesSink")
+    add("connector", "connect_spark.connectors.iceberg:IcebergSinkConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSinkConnector", "IcebergSink")
     add("connector", "connect_spark.connectors.jdbc:JdbcSinkConnector", "io.confluent.connect.jdbc.JdbcSinkConnector",
         "JdbcSinkConnector", "JdbcSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")

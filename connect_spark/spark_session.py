@@ -5,6 +5,10 @@ of Delta (``spark.jars``, so runs need no network), Delta's SQL extension and ca
 Python interpreter for executors, and defaults sized for small machines. A session passed in (a
 notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is, once
 :func:`require_session_support` found in it what the connector needs.
+
+Optional JVM sets (Iceberg) are added only when asked for: by the runtime for the connectors it is
+about to run (``SinkConnector.artifact_sets``, see :func:`artifact_sets_for`), or by a caller that builds
+a session before knowing its connectors (``optional_sets``, or ``connect_spark.jars.optional`` in ``conf``).
 """
 
 from __future__ import annotations
@@ -12,18 +16,21 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_or_create_session", "session_conf", "require_session_support", "JARS_MODE_KEY"]
+__all__ = ["get_or_create_session", "session_conf", "require_session_support", "artifact_sets_for",
+           "JARS_MODE_KEY", "OPTIONAL_JARS_KEY"]
 
 log = logging.getLogger(__name__)
 
 #: ``auto`` (default): add the local jars unless the platform provides Kafka and Delta (Databricks);
 #: ``local``: always add them; ``none``: add nothing (the cluster or ``--jars`` provides them).
 JARS_MODE_KEY = "connect_spark.jars"
+#: Comma-separated optional artifact sets (``iceberg``) a built session carries in any case.
+OPTIONAL_JARS_KEY = "connect_spark.jars.optional"
 
 _DEFAULTS = {
     "spark.sql.shuffle.partitions": "4",
@@ -43,11 +50,36 @@ def _platform_provides_jars() -> bool:
     return "DATABRICKS_RUNTIME_VERSION" in os.environ
 
 
-def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True) -> dict[str, str]:
+def artifact_sets_for(connector_classes: Iterable[str]) -> list[str]:
+    """The optional artifact sets the named connectors need (``SinkConnector.required_spark_support``).
+
+    Called by the standalone worker before it builds its session; a name that does not resolve is left
+    to the validation that reports it.
+    """
+    from connect_spark.api.errors import ConnectException
+    from connect_spark.jvm import OPTIONAL_ARTIFACT_SETS
+    from connect_spark.plugins import instantiate
+
+    wanted: set[str] = set()
+    for name in connector_classes:
+        try:
+            needs = instantiate("connector", name).required_spark_support()
+        except ConnectException:
+            continue
+        wanted.update(n for n in needs if n in OPTIONAL_ARTIFACT_SETS)
+    return sorted(wanted)
+
+
+def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
+                 optional_sets: Iterable[str] = ()) -> dict[str, str]:
     """The Spark settings a built session gets: defaults, then the local jars, then ``conf`` on top.
+
+    Args:
+        optional_sets: names of optional artifact sets to add (jars and SQL extensions).
 
     Raises:
         connect_spark.jvm.JarResolutionError: the jars are needed but were never resolved.
+        ConfigException: an unknown optional set name.
     """
     settings = dict(_DEFAULTS)
     settings["spark.ui.enabled"] = "true" if ui else "false"
@@ -55,14 +87,24 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True) -> dict
     settings["spark.pyspark.driver.python"] = sys.executable
     user = dict(conf or {})
     mode = user.pop(JARS_MODE_KEY, "auto")
-    if mode not in ("auto", "local", "none"):
-        from connect_spark.api.errors import ConfigException
+    from connect_spark.api.errors import ConfigException
+    from connect_spark.jvm import OPTIONAL_ARTIFACT_SETS
 
+    if mode not in ("auto", "local", "none"):
         raise ConfigException("must be one of auto, local, none", JARS_MODE_KEY, mode)
+    asked = user.pop(OPTIONAL_JARS_KEY, "")
+    names = sorted(set(optional_sets) | {n.strip() for n in asked.split(",") if n.strip()})
+    unknown = [n for n in names if n not in OPTIONAL_ARTIFACT_SETS]
+    if unknown:
+        raise ConfigException(f"unknown optional artifact set(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(OPTIONAL_ARTIFACT_SETS)}", OPTIONAL_JARS_KEY, asked)
+    optional = [OPTIONAL_ARTIFACT_SETS[n] for n in names]
+    extensions = [settings["spark.sql.extensions"]] + [e for s in optional for e in s.spark_extensions]
+    settings["spark.sql.extensions"] = ",".join(dict.fromkeys(extensions))
     if mode == "local" or (mode == "auto" and not _platform_provides_jars()):
         from connect_spark.jvm import DELTA, SPARK_KAFKA, jar_paths
 
-        jars = [str(p) for s in (SPARK_KAFKA, DELTA) for p in jar_paths(s)]
+        jars = [str(p) for s in (SPARK_KAFKA, DELTA, *optional) for p in jar_paths(s)]
         existing = user.pop("spark.jars", "")
         settings["spark.jars"] = ",".join([j for j in existing.split(",") if j] + jars)
     settings.update(user)
@@ -75,6 +117,7 @@ def get_or_create_session(
     app_name: str = "connect-spark",
     conf: Mapping[str, str] | None = None,
     ui: bool = True,
+    optional_sets: Iterable[str] = (),
 ) -> "SparkSession":
     """Return ``spark`` if given, else build (or get the active) session with connect_spark's settings.
 
@@ -85,6 +128,8 @@ def get_or_create_session(
         app_name: the application name shown in the Spark UI.
         conf: more ``spark.*`` settings (a worker config's ``spark.*`` keys), applied last.
         ui: start the Spark UI (tests turn it off).
+        optional_sets: optional artifact sets (``iceberg``) a built session carries, see
+            :func:`artifact_sets_for`; ignored for a session passed in.
     """
     if spark is not None:
         return spark
@@ -93,7 +138,7 @@ def get_or_create_session(
     # Executors must run the same interpreter as the driver (the venv with connect_spark in it).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    settings = session_conf(conf, ui=ui)
+    settings = session_conf(conf, ui=ui, optional_sets=optional_sets)
     builder = SparkSession.builder.appName(app_name)
     submitted = "spark.master" in _submit_conf()
     chosen_master = master or settings.pop("spark.master", None) or os.environ.get("SPARK_MASTER")
@@ -127,6 +172,7 @@ def _submit_conf() -> dict[str, str]:
 _SUPPORT = {
     "kafka": ("org.apache.spark.sql.kafka010.KafkaSourceProvider", "Spark's Kafka source", "SPARK_KAFKA"),
     "delta": ("io.delta.tables.DeltaTable", "Delta Lake", "DELTA"),
+    "iceberg": ("org.apache.iceberg.spark.SparkCatalog", "Apache Iceberg", "ICEBERG"),
 }
 
 

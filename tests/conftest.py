@@ -2,7 +2,7 @@
 
 Tests under ``tests/unit`` need no JVM; tests under ``tests/integration`` get the ``integration`` marker
 and use the fixtures below. Nothing here is mocked: the broker is Apache Kafka in KRaft mode started
-from the project's resolved jars, the session is a real local Spark with Delta and the Kafka source.
+from the project's resolved jars, the session is a real local Spark with Delta, Iceberg and the Kafka source.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ def spark(jars, tmp_path_factory):
         master="local[2]",
         app_name="connect-spark-tests",
         ui=False,
+        optional_sets=("iceberg",),  # the Iceberg sink's tests share this session
         conf={
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.sql.shuffle.partitions": "2",

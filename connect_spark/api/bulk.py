@@ -36,7 +36,7 @@ from connect_spark.api.task import SinkTask
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = ["ArrowSinkTask", "DataFrameSinkTask", "RECORD_FRAME_COLUMNS", "is_bulk_task"]
 
@@ -97,6 +97,18 @@ class DataFrameSinkTask(SinkTask):
 
         Exceptions behave as for :meth:`SinkTask.put`.
         """
+
+    def rejected_rows(self, frame: "DataFrame") -> "Column | None":
+        """Called by the runtime on the driver before each :meth:`put_dataframe`, with the same frame.
+
+        Returns a string column expression over the frame that is null for rows the task can write and,
+        for rows it cannot (an upsert record without a usable key, say), says why. The runtime sends
+        those rows where ``errors.*`` says — logged, written to the dead letter queue with their consumed
+        bytes and ``__connect.errors.*`` headers (stage ``TASK_PUT``), or failing the task under
+        ``errors.tolerance=none`` — and leaves them out of the frame ``put_dataframe`` receives; their
+        offsets count as consumed. ``None`` (the default): every row is writable, and nothing is checked.
+        """
+        return None
 
     def put(self, records: Collection[SinkRecord]) -> None:
         """Record delivery is not used for bulk tasks; the runtime calls :meth:`put_dataframe`."""

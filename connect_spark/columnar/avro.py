@@ -11,8 +11,9 @@ logical types AvroData does not map, such as timestamp-micros, are removed, so S
 plain longs Connect sees), then cast to the Spark type of the Connect schema.
 
 The proof, per row: the magic byte is 0, the id and topic are the chosen ones, ``from_avro`` decoded it,
-and ``to_avro`` of the decoded value gives back exactly the payload (so no byte was skipped, truncated
-or read otherwise than the per-record path would). Any other row falls back to the per-record
+``to_avro`` of the decoded value gives back exactly the payload (so no byte was skipped, truncated or read
+otherwise than the per-record path would), and every string is valid UTF-8 (the per-record reader, as
+Java's Avro, replaces malformed bytes; Spark would keep them). Any other row falls back to the per-record
 converter, which sends bad records where ``errors.*`` says. Null values (tombstones) convert to null.
 
 A writer schema this cannot express the same way as AvroData (a general union, an array of MapEntry
@@ -161,7 +162,11 @@ class AvroColumns:
         # PERMISSIVE gives a record of nulls for bytes that do not decode: a required field tells them apart
         decoded_ok = decoded.isNotNull() if witness is None else decoded[witness].isNotNull()
         round_trip = F.when(header_ok & decoded_ok, to_avro(decoded, form) == payload)
+        # Spark keeps malformed UTF-8 as it is where the per-record reader (as Java's Avro) puts U+FFFD
+        strings_ok = _valid_strings(decoded, _nullable(spark_type))
         exact = header_ok & decoded_ok & round_trip
+        if strings_ok is not None:
+            exact = exact & strings_ok
         ok = c.isNull() | F.coalesce(exact, F.lit(False))
         # a null value is SchemaAndValue(None, None) in the per-record path: no schema
         return Part(value, schema, None, spark_type), ok
@@ -178,3 +183,35 @@ def _nullable(data_type: Any) -> Any:
     if isinstance(data_type, T.MapType):
         return T.MapType(data_type.keyType, _nullable(data_type.valueType), True)
     return data_type
+
+
+def _valid_strings(c: "Column", data_type: Any) -> "Column | None":
+    """True when every string inside ``c`` (of ``data_type``) is valid UTF-8; None when it holds no string."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    def valid(x: "Column") -> "Column":
+        return x.isNull() | F.call_function("is_valid_utf8", x)
+
+    if isinstance(data_type, T.StringType):
+        return valid(c)
+    if isinstance(data_type, T.StructType):
+        checks = [g for f in data_type.fields if (g := _valid_strings(c[f.name], f.dataType)) is not None]
+        if not checks:
+            return None
+        combined = checks[0]
+        for check in checks[1:]:
+            combined = combined & check
+        return c.isNull() | combined
+    if isinstance(data_type, T.ArrayType):
+        probe = _valid_strings(F.lit(None).cast(data_type.elementType), data_type.elementType)
+        if probe is None:
+            return None
+        return c.isNull() | F.forall(c, lambda x: _valid_strings(x, data_type.elementType))
+    if isinstance(data_type, T.MapType):
+        keys = F.forall(F.map_keys(c), valid)
+        values = _valid_strings(F.lit(None).cast(data_type.valueType), data_type.valueType)
+        if values is not None:
+            keys = keys & F.forall(F.map_values(c), lambda x: _valid_strings(x, data_type.valueType))
+        return c.isNull() | keys
+    return None

@@ -57,7 +57,7 @@ from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
 from connect_spark.columnar.records import frame_to_records
-from connect_spark.columnar.transforms import _Step, _step
+from connect_spark.columnar.transforms import TransformStep, transform_step
 from connect_spark.columnar.types import to_spark_type
 from connect_spark.converters.avro import AvroConverter
 from connect_spark.converters.bytearray import ByteArrayConverter
@@ -289,7 +289,9 @@ class _SchemalessJson(_ColumnConverter):
                 if candidate == "VOID":
                     continue
                 try:
-                    usable = (candidate, variant_schema.to_spark(variant_schema.parse(candidate)), example)
+                    spark_type = variant_schema.to_spark(variant_schema.parse(candidate))
+                    # columns in the order the records write their fields, not the shape's (sorted) order
+                    usable = (candidate, _ordered_like(example, spark_type) or spark_type, example)
                     break
                 except NotVectorizable as e:
                     log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
@@ -637,7 +639,7 @@ class ColumnarPlan:
 
     key: _ColumnConverter
     value: _ColumnConverter
-    steps: list[_Step]
+    steps: list[TransformStep]
     header_converter: HeaderConverter | None = None
     #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
     batch_fallback_reasons: list[str] = field(default_factory=list)
@@ -753,7 +755,7 @@ def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
     """
     key = _converter(key_converter, "key.converter")
     value = _converter(value_converter, "value.converter")
-    steps = [_step(*stage, header_converter=header_converter) for stage in stages]
+    steps = [transform_step(*stage, header_converter=header_converter) for stage in stages]
     return ColumnarPlan(key, value, steps, header_converter)
 
 

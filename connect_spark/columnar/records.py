@@ -6,8 +6,9 @@ Called by the runtime at the border between the two conversion paths:
   Arrow and the task wants ``SinkRecord`` objects. Values are rebuilt from ``to_pylist`` output with a
   converter compiled once per schema (Structs are filled without re-validation: the plan only lets
   through rows whose values the per-record path would have accepted).
-* :func:`records_to_frame` — a bulk task fed by the per-record fallback: converted records back into
-  the record frame layout.
+* :func:`fit_records_to_frame` — a bulk task fed by the per-record fallback: converted records back into
+  the record frame layout, with the records whose key or value does not fit the frame's columns set
+  apart (the runtime reports them under ``errors.*``); :func:`records_to_frame` is its strict form.
 
 Headers travel raw in a frame (``array<struct<key, value binary>>``); ``frame_to_records`` converts
 them with the connector's header converter, as the per-record path does.
@@ -16,6 +17,7 @@ them with the connector's header converter, as the per-record path does.
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import pyarrow as pa
@@ -27,9 +29,10 @@ from connect_spark.api.data.logical import Time, Timestamp
 from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
-from connect_spark.columnar.types import to_arrow_type
+from connect_spark.columnar.frame_fit import fit_column
 
-__all__ = ["frame_to_records", "records_to_frame", "value_reader", "FRAME_HEADERS_TYPE"]
+__all__ = ["frame_to_records", "records_to_frame", "fit_records_to_frame", "RecordFrame", "value_reader",
+           "FRAME_HEADERS_TYPE"]
 
 #: The Arrow type of a record frame's ``headers`` column.
 FRAME_HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
@@ -191,48 +194,61 @@ def frame_to_records(
     return records
 
 
-def _to_arrow_value(schema: Schema | None) -> Callable[[Any], Any]:
-    if schema is None:
-        return _identity
-    t = schema.type
-    if t is Type.STRUCT:
-        fields = [(f, _to_arrow_value(f.schema)) for f in schema.fields]
-        return lambda v: None if v is None else {f.name: conv(v.get(f)) for f, conv in fields}
-    if t is Type.ARRAY:
-        conv = _to_arrow_value(schema.value_schema)
-        return lambda v: None if v is None else [conv(x) for x in v]
-    if t is Type.MAP:
-        ck, cv = _to_arrow_value(schema.key_schema), _to_arrow_value(schema.value_schema)
-        return lambda v: None if v is None else [(ck(k), cv(x)) for k, x in v.items()]
-    if schema.name == TIME_LOGICAL_NAME:
-        return lambda v: v.replace(tzinfo=None) if isinstance(v, datetime.time) else v
-    return _identity
+@dataclass
+class RecordFrame:
+    """A record frame built from records, and the records that could not be part of it.
+
+    Attributes:
+        table: the frame (``RECORD_FRAME_COLUMNS``) of the records that fit, in the order given.
+        misfits: ``(record, reason)`` for each record whose key or value does not fit the frame's
+            column (see :mod:`~connect_spark.columnar.frame_fit`); the reason starts with the
+            record's ``topic[partition]@offset`` and names the field, the value's type and the column's.
+        value_schema: the Connect schema of the value column (merged over the records), ``None`` when
+            schemaless.
+    """
+
+    table: pa.Table
+    misfits: list[tuple[SinkRecord, str]]
+    value_schema: Schema | None = None
 
 
-def _column(values: list[Any], schemas: list[Schema | None], which: str) -> pa.Array:
-    schema = next((s for s, v in zip(schemas, values) if s is not None and v is not None), None)
-    if schema is None:
-        return pa.array(values) if any(v is not None for v in values) else pa.nulls(len(values))
-    for other, v in zip(schemas, values):
-        if v is not None and other is not None and other != schema:
-            raise DataException(f"Records of one frame must share one {which} schema: {schema} and {other}")
-    conv = _to_arrow_value(schema)
-    return pa.array([conv(v) for v in values], type=to_arrow_type(schema))
+def fit_records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> RecordFrame:
+    """The record frame of ``records``, leaving out (and naming) those whose key or value does not fit.
 
-
-def records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> pa.Table:
-    """A record frame holding ``records`` (as a bulk task receives them).
-
-    Key and value columns are typed from the first non-null key / value schema; schemaless values are
-    left to Arrow's inference (dicts become structs). Headers are written back to bytes with
-    ``header_converter`` (SimpleHeaderConverter by default).
-
-    Raises:
-        DataException: when records disagree on the key or value schema.
+    Called by the runtime where a bulk task's frame is built from converted records. Key and value
+    columns cover every record's schema where the schemas merge, and the shape most records have for
+    schemaless data (:func:`~connect_spark.columnar.frame_fit.fit_column`). Headers are written back to
+    bytes with ``header_converter`` (SimpleHeaderConverter by default).
     """
     if header_converter is None:
         from connect_spark.converters.header import SimpleHeaderConverter
         header_converter = SimpleHeaderConverter()
+    key = fit_column([r.key for r in records], [r.key_schema for r in records], "key")
+    value = fit_column([r.value for r in records], [r.value_schema for r in records], "value")
+    reasons: dict[int, str] = {}
+    for misfit in key.misfits + value.misfits:
+        reasons.setdefault(misfit.index, misfit.reason)
+    table = _frame(records, key.array, value.array, header_converter)
+    if not reasons:
+        return RecordFrame(table, [], value.schema)
+    keep = pa.array([i not in reasons for i in range(len(records))])
+    misfits = [(records[i], f"{records[i].coordinates()}: {reasons[i]}") for i in sorted(reasons)]
+    return RecordFrame(table.filter(keep), misfits, value.schema)
+
+
+def records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> pa.Table:
+    """A record frame holding ``records`` (as a bulk task receives them); see :func:`fit_records_to_frame`.
+
+    Raises:
+        DataException: when a record does not fit the frame (the message names the first one).
+    """
+    built = fit_records_to_frame(records, header_converter)
+    if built.misfits:
+        raise DataException(built.misfits[0][1])
+    return built.table
+
+
+def _frame(records: Sequence[SinkRecord], key: pa.Array, value: pa.Array, header_converter: HeaderConverter) -> pa.Table:
     ts_type = pa.timestamp("us", tz="UTC")
     headers = [[{"key": h.key, "value": header_converter.from_connect_header(r.topic, h.key, h.schema, h.value)}
                 for h in r.headers] for r in records]
@@ -243,8 +259,8 @@ def records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConv
         "timestamp": pa.array([None if r.timestamp is None else r.timestamp * 1000 for r in records],
                               pa.int64()).cast(ts_type),
         "timestamp_type": pa.array([r.timestamp_type.value for r in records], pa.int32()),
-        "key": _column([r.key for r in records], [r.key_schema for r in records], "key"),
-        "value": _column([r.value for r in records], [r.value_schema for r in records], "value"),
+        "key": key,
+        "value": value,
         "headers": pa.array(headers, FRAME_HEADERS_TYPE),
         "original_topic": pa.array([r.original_topic for r in records], pa.string()),
         "original_partition": pa.array([r.original_kafka_partition for r in records], pa.int32()),

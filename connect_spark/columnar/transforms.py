@@ -1,8 +1,8 @@
 """Single message transforms and predicates as column expressions, for :mod:`connect_spark.columnar.plan`.
 
-Called by :func:`~connect_spark.columnar.plan.build_plan`: :func:`_step` once per configured transform
+Called by :func:`~connect_spark.columnar.plan.build_plan`: :func:`transform_step` once per configured transform
 when the connector starts (raising :class:`NotVectorizable` for a transform or predicate with no
-column form), then :meth:`_Step.run` once per micro-batch, in chain order, on the batch's
+column form), then :meth:`TransformStep.run` once per micro-batch, in chain order, on the batch's
 :class:`~connect_spark.columnar.plan.RecordColumns`.
 
 Each compiled transform maps ``RecordColumns`` to ``RecordColumns``: new topic / key / value / headers
@@ -19,7 +19,7 @@ Struct results carry their field columns (``Part.fields``) and null condition (`
 next transform reads fields from there, so a chain's expression stays linear in its length instead of
 re-extracting every field from the previous struct expression. Under a predicate, a transform that
 keeps the key/value shape applies row by row; one that reshapes them sends the rows it skips to the
-fallback (:meth:`_Step.run`).
+fallback (:meth:`TransformStep.run`).
 
 This module never imports :mod:`~connect_spark.columnar.plan` at run time (``plan`` imports it); new
 parts are derived from existing ones with :func:`dataclasses.replace`.
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
     from connect_spark.columnar.plan import Part, RecordColumns
 
-__all__ = ["NotVectorizable", "cast_column", "date_tokens", "mask_literal"]
+__all__ = ["NotVectorizable", "TransformStep", "cast_column", "date_tokens", "mask_literal", "transform_step"]
 
 
 
@@ -123,7 +123,7 @@ def _replace_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Re
         nullable = {f.name: f.nullable for f in part.spark_type.fields}
         spark_type = T.StructType([T.StructField(transform.renamed(n), t, nullable.get(n, True))
                                    for n, _, t in fields if transform.keeps(n)])
-        schema = None if part.schema is None else transform._updated_schema(part.schema)
+        schema = None if part.schema is None else transform.output_schema(part.schema)
         return _with_operated(r, on_key, _assembled(part, kept, schema, spark_type))
     return apply
 
@@ -320,7 +320,7 @@ def _insert_with_schema(r: RecordColumns, part: "Part", fields: _Fields, transfo
     from pyspark.sql import types as T
 
     try:
-        schema = transform._updated_schema(part.schema)
+        schema = transform.output_schema(part.schema)
     except ConnectException:  # a name taken twice: every non-null record fails
         return _null_only(r, on_key)
     r = _defaults_guard(r, part, transform.replace_null_with_default)
@@ -335,7 +335,7 @@ def _insert_with_schema(r: RecordColumns, part: "Part", fields: _Fields, transfo
 
 
 def _mask_sample(schema: Schema | None, spark_type: Any) -> Any:
-    """A Python value of the field's kind for ``MaskField._masked`` to mask, or ``None`` (not maskable here)."""
+    """A Python value of the field's kind for ``MaskField.masked`` to mask, or ``None`` (not maskable here)."""
     from pyspark.sql import types as T
 
     if schema is not None:
@@ -400,7 +400,7 @@ def _masked_field(transform: Any, column: "Column", schema: Schema | None,
     literal = None
     if sample is not None:
         try:
-            literal = mask_literal(transform._masked(sample, schema), spark_type)
+            literal = mask_literal(transform.masked(sample, schema), spark_type)
         except (ConnectException, ValueError, OverflowError):
             literal = None
     if literal is None:  # the per-record transform raises, or the frame cannot hold its result
@@ -591,7 +591,7 @@ def _cast(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColum
         schema = None
         if part.schema is not None:
             try:
-                schema = transform._schema_cache.get_or_compute(part.schema, transform._build_schema)
+                schema = transform.output_schema(part.schema)
             except ConnectException:  # e.g. a default value that does not cast: every non-null record fails
                 return _null_only(r, on_key)
         whole = transform.whole_value_cast_type
@@ -646,7 +646,7 @@ def _value_to_key(transform: Any) -> Callable[[RecordColumns], RecordColumns]:
         key_schema = None
         if value.schema is not None:
             try:
-                key_schema = transform._schema_cache.get_or_compute(value.schema, transform._key_schema)
+                key_schema = transform.output_schema(value.schema)
             except ConnectException:
                 return r.require(F.lit(False))
             r = _defaults_guard(r, value, transform.replace_null_with_default)
@@ -708,8 +708,7 @@ def _hoist_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Reco
 
     def apply(r: RecordColumns) -> RecordColumns:
         part = _operated(r, on_key)
-        schema = None if part.schema is None else transform._schema_cache.get_or_compute(
-            part.schema, transform._wrapped_schema)
+        schema = None if part.schema is None else transform.output_schema(part.schema)
         if part.null_schema != part.schema or (part.schema is not None and not part.schema.is_optional):
             r = r.require(~_is_null(part))
         spark_type = T.StructType([T.StructField(name, part.spark_type, True)])
@@ -757,7 +756,7 @@ def _flatten(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordCo
         schema = None
         if part.schema is not None:
             try:
-                schema = transform._schema_cache.get_or_compute(part.schema, transform._build_schema)
+                schema = transform.output_schema(part.schema)
             except ConnectException:  # flattened names collide
                 return _null_only(r, on_key)
         r, flat = _flattened(r, part, fields, part.schema, "", transform)
@@ -772,7 +771,7 @@ def _flattened(r: RecordColumns, parent: "Part", fields: _Fields, schema: Schema
 
     out: _Fields = []
     for name, column, spark_type in fields:
-        flat_name = transform._name(prefix, name)
+        flat_name = transform.field_name(prefix, name)
         field_schema = schema.field(name).schema if schema is not None else None
         if field_schema is not None and field_schema.default_value is not None:
             r = r.require(_is_null(parent) | column.isNotNull())  # Struct.get(_struct) would give the default
@@ -849,7 +848,7 @@ def _timestamp_router(transform: Any) -> Callable[[RecordColumns], RecordColumns
     """
     from pyspark.sql import functions as F
 
-    tokens = date_tokens(transform._formatter._tokens)
+    tokens = date_tokens(transform.formatter.tokens)
     around_topic = transform.topic_format.split("${topic}")
 
     def apply(r: RecordColumns) -> RecordColumns:
@@ -908,14 +907,14 @@ def _target_spark_type(target: str) -> Any:
 
 
 def _kind(schema: Schema | None, spark_type: Any) -> str | None:
-    """The timestamp kind of a value (``_kind_of`` with a schema, ``_infer_kind`` without), ``None`` if it raises."""
+    """The timestamp kind of a value (``timestamp_kind`` with a schema, ``_infer_kind`` without), ``None`` if it raises."""
     from pyspark.sql import types as T
 
-    from connect_spark.transforms.timestamp_converter import _kind_of
+    from connect_spark.transforms.timestamp_converter import timestamp_kind
 
     if schema is not None:
         try:
-            return _kind_of(schema)
+            return timestamp_kind(schema)
         except ConnectException:
             return None
     if isinstance(spark_type, T.IntegralType):
@@ -989,7 +988,7 @@ def _timestamp_converter(transform: Any, on_key: bool) -> Callable[[RecordColumn
     from pyspark.sql import functions as F
 
     target = transform.target_type
-    tokens = date_tokens(transform._formatter._tokens) if target == "string" else None
+    tokens = date_tokens(transform.format_tokens) if target == "string" else None
 
     def apply(r: RecordColumns) -> RecordColumns:
         part = _operated(r, on_key)
@@ -1003,7 +1002,7 @@ def _timestamp_converter(transform: Any, on_key: bool) -> Callable[[RecordColumn
             if part.null_schema != part.schema:
                 r = r.require(~_is_null(part))
             try:
-                schema = transform._schema_cache.get_or_compute(part.schema, transform._updated_schema)
+                schema = transform.output_schema(part.schema)
             except ConnectException:
                 return r.require(F.lit(False))
             r = _defaults_guard(r, part, transform.replace_null_with_default)
@@ -1015,7 +1014,7 @@ def _timestamp_converter(transform: Any, on_key: bool) -> Callable[[RecordColumn
                 found = True
                 field_schema = field_schemas.get(name)
                 if field_schema is not None and _kind(field_schema, None) is None:
-                    r = r.require(_is_null(part))  # _kind_of raises for every struct, even with a null field
+                    r = r.require(_is_null(part))  # timestamp_kind raises for every struct, even with a null field
                 column, exact = _converted_timestamp(transform, column, field_schema, spark_type, tokens)
                 r = r.require(_is_null(part) | exact)
                 spark_type = _target_spark_type(target)
@@ -1026,8 +1025,8 @@ def _timestamp_converter(transform: Any, on_key: bool) -> Callable[[RecordColumn
 
     def _convert_whole(r: RecordColumns, part: "Part") -> RecordColumns:
         column, exact = _converted_timestamp(transform, part.column, part.schema, part.spark_type, tokens)
-        schema = None if part.schema is None else transform._type_schema(part.schema.is_optional)
-        null_schema = None if part.null_schema is None else transform._type_schema(part.null_schema.is_optional)
+        schema = None if part.schema is None else transform.type_schema(part.schema.is_optional)
+        null_schema = None if part.null_schema is None else transform.type_schema(part.null_schema.is_optional)
         if part.schema is not None and _kind(part.schema, None) is None:  # raises even for a null value
             r = r.require(F.lit(part.null_schema is None) & _is_null(part))
         converted = _scalar(part, column, schema, _target_spark_type(target), null_schema=null_schema)
@@ -1045,7 +1044,7 @@ def _same_shape(a: RecordColumns, b: RecordColumns) -> bool:
 
 
 @dataclass(frozen=True)
-class _Step:
+class TransformStep:
     """One compiled transform with its optional predicate.
 
     Attributes:
@@ -1149,8 +1148,8 @@ def _compiler(transform: Any, props: dict[str, Any], header_converter: Any,
     return None
 
 
-def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, predicate_props: dict[str, Any],
-          negate: bool, header_converter: Any = None) -> _Step:
+def transform_step(alias: str, transform: Any, props: dict[str, Any], predicate: Any,
+                   predicate_props: dict[str, Any], negate: bool, header_converter: Any = None) -> TransformStep:
     """Compile one configured transform (and its predicate); called by ``build_plan`` when the connector starts.
 
     Raises:
@@ -1158,10 +1157,10 @@ def _step(alias: str, transform: Any, props: dict[str, Any], predicate: Any, pre
     """
     condition = _predicate(predicate, predicate_props) if predicate is not None else None
     if type(transform) is Filter:
-        return _Step(alias, None, condition, negate)
+        return TransformStep(alias, None, condition, negate)
     compiled = _compiler(transform, props, header_converter)
     if compiled is None:
         kind = type(transform).__name__
         reason = next((why for name, why in _NOT_VECTORIZED.items() if kind.startswith(name)), "no vectorized form")
         raise NotVectorizable(f"transform {alias} ({kind}): {reason}")
-    return _Step(alias, compiled[0], condition, negate, compiled[1])
+    return TransformStep(alias, compiled[0], condition, negate, compiled[1])

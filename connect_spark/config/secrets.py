@@ -26,7 +26,8 @@ HIDDEN = Password.HIDDEN
 # Whole names (or the tail of a prefixed name, after a dot) that hold secrets.
 _SECRET_NAMES = frozenset({"sasl.jaas.config", "basic.auth.user.info"})
 # Endings (no dot needed) that mark a secret: ssl.key.password, db_password, client.secret, access.token ...
-_SECRET_SUFFIXES = ("password", "passwd", "secret", "token", "credentials", "apikey")
+_SECRET_SUFFIXES = ("password", "passwd", "secret", "token", "credential", "credentials", "apikey",
+                    "secret-access-key")
 # Endings after a dot: ssl.keystore.key, aws.secret.access.key, private.key ...
 _SECRET_DOTTED_SUFFIXES = (".key",)
 _REFERENCE_ONLY = re.compile(r"^(?:\s*\$\{[^}:]*:[^}]*\}\s*)+$")

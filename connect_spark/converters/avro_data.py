@@ -131,7 +131,8 @@ class AvroReader:
             DataException: the bytes do not decode under the writer schema.
         """
         try:
-            decoded = self._reader(io.BytesIO(payload), self._parsed, None, True, True)
+            # Java's Avro reads malformed UTF-8 as U+FFFD (new String(bytes, UTF_8)), so does this reader
+            decoded = self._reader(io.BytesIO(payload), self._parsed, None, True, True, "replace")
         except Exception as e:  # fastavro raises EOFError, ValueError, UnicodeDecodeError, IndexError...
             raise DataException(f"Bytes do not decode under the writer schema: {type(e).__name__}: {e}") from e
         return self._convert(decoded)

@@ -25,6 +25,7 @@ Spark executor carries its settings, not a connection.
 from __future__ import annotations
 
 import logging
+import re
 import struct
 import threading
 from typing import Any, Callable, Mapping
@@ -229,8 +230,13 @@ class RegistrySettings:
             return record_name
         return f"{topic}-{record_name}"
 
+    @property
+    def shown_urls(self) -> str:
+        """The URLs for messages and logs, credentials in them (``user:password@``) hidden."""
+        return ", ".join(re.sub(r"//[^/@]*@", "//[hidden]@", url) for url in self.urls)
+
     def __repr__(self) -> str:
-        return f"RegistrySettings(urls={self.urls})"
+        return f"RegistrySettings(urls={self.shown_urls})"
 
 
 class SchemaRegistryLookup:
@@ -265,7 +271,7 @@ class SchemaRegistryLookup:
                 self._client = SchemaRegistryClient(self.settings.client_config())
             except (ValueError, TypeError) as e:
                 raise ConfigException(f"Cannot configure the schema registry client: {e}", URL_CONFIG,
-                                      ",".join(self.settings.urls)) from None
+                                      self.settings.shown_urls) from None
         return self._client
 
     def schema_text(self, schema_id: int) -> str:
@@ -331,5 +337,5 @@ class SchemaRegistryLookup:
             raise
         except Exception as e:  # connection refused, timeouts, TLS: httpx's transport errors and OSError
             raise UnavailableException(
-                f"The schema registry at {', '.join(self.settings.urls)} could not be reached for {what}: "
+                f"The schema registry at {self.settings.shown_urls} could not be reached for {what}: "
                 f"{type(e).__name__}: {e}") from None

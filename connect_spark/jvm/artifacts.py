@@ -9,7 +9,10 @@ Three sets, each resolved by Maven into its own folder, never sharing a classpat
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
   converter, the reference arm of the benchmarks (``jobs/bench``);
 * ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
-  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``).
+  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``);
+* ``iceberg``: Apache Iceberg's Spark runtime, an *optional* set: a session gets it only when a
+  connector whose ``required_spark_support()`` names it runs (the Iceberg sink), see
+  ``connect_spark.spark_session``.
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
 ``~/.cache/connect-spark/jars``.
@@ -31,6 +34,9 @@ __all__ = [
     "DELTA",
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
+    "ICEBERG",
+    "ICEBERG_VERSION",
+    "OPTIONAL_ARTIFACT_SETS",
     "SCHEMA_REGISTRY",
     "APICURIO_VERSION",
     "jars_root",
@@ -47,6 +53,9 @@ DELTA_VERSION = "4.0.0"
 #: Apache Kafka used for the test and demo broker (KRaft).
 KAFKA_VERSION = "4.1.1"
 SCALA_BINARY = "2.13"
+#: Apache Iceberg's Spark runtime for Spark 4.0 (``iceberg-spark-runtime-4.0_2.13``): the newest release on
+#: Maven Central; built for Spark 4.0.x, it runs on the pinned 4.0.0 (tests/integration/test_iceberg_sink.py).
+ICEBERG_VERSION = "1.11.0"
 #: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
 #: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
 APICURIO_VERSION = "2.6.13.Final"
@@ -72,6 +81,7 @@ class ArtifactSet:
         exclude_pyspark_jars: drop jars whose artifact pyspark already ships (any version), so the
             set adds classes to Spark's classpath without shadowing Spark's own.
         purpose: one line shown by ``connect-spark jars``.
+        spark_extensions: ``spark.sql.extensions`` classes a session needs when it carries the set.
         unpack: the coordinates name distribution archives (``group:artifact:version:tar.gz:classifier``)
             fetched without their dependencies and unpacked into the folder, instead of jars with
             their runtime dependencies.
@@ -81,6 +91,7 @@ class ArtifactSet:
     coordinates: tuple[str, ...]
     exclude_pyspark_jars: bool
     purpose: str
+    spark_extensions: tuple[str, ...] = ()
     unpack: bool = False
 
     def folder(self, root: Path | None = None) -> Path:
@@ -132,6 +143,15 @@ KAFKA_CONNECT = ArtifactSet(
     purpose="Apache Kafka Connect standalone worker (benchmark reference)",
 )
 
+ICEBERG = ArtifactSet(
+    name="iceberg",
+    coordinates=(f"org.apache.iceberg:iceberg-spark-runtime-4.0_{SCALA_BINARY}:{ICEBERG_VERSION}",),
+    exclude_pyspark_jars=True,
+    purpose="Apache Iceberg for Spark (optional: sessions running an Iceberg connector)",
+    # MERGE INTO / DELETE on Iceberg tables, and Iceberg's procedures.
+    spark_extensions=("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",),
+)
+
 SCHEMA_REGISTRY = ArtifactSet(
     name="schema-registry",
     coordinates=(f"io.apicurio:apicurio-registry-app:{APICURIO_VERSION}:tar.gz:all",),
@@ -140,7 +160,11 @@ SCHEMA_REGISTRY = ArtifactSet(
     unpack=True,
 )
 
-ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY)
+ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
+                                      ICEBERG)
+
+#: Sets a session gets only when a running connector asks for them, by name.
+OPTIONAL_ARTIFACT_SETS: dict[str, ArtifactSet] = {ICEBERG.name: ICEBERG}
 
 
 def jars_root() -> Path:

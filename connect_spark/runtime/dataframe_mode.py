@@ -25,6 +25,7 @@ from pyspark import StorageLevel
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion import RecordConverter, raw_records
+from connect_spark.runtime.errors import RawRecord
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -57,12 +58,12 @@ def build_frame_batch(spark: "SparkSession", raw: "DataFrame", plan: Any, conver
         consumed = {tp: end for tp, (_, end) in counts.ranges.items()}
         frame = output.good if consumed else None
         if counts.fallback_rows:
-            survivors = converter.convert(raw_records(output.fallback.toArrow())).records
-            if survivors:
+            converted = converter.convert(raw_records(output.fallback.toArrow()))
+            if converted.records:
                 log.info("%d records of this batch needed the per-record path; the batch is handed over from "
-                         "records", len(survivors))
-                records = output.to_records(output.good.toArrow()) + survivors
-                frame = _frame_of_records(spark, records, converter)
+                         "records", len(converted.records))
+                records = output.to_records(output.good.toArrow()) + converted.records
+                frame = _frame_of_records(spark, records, converter, converted.raw_by_coordinates, raw)
     except BaseException:
         output.unpersist()
         raise
@@ -101,18 +102,38 @@ def _from_records(spark: "SparkSession", raw: "DataFrame", converter: RecordConv
         ranges = batch_offset_ranges(cached)
         first = {tp: start for tp, (start, _) in ranges.items()}
         consumed = {tp: end for tp, (_, end) in ranges.items()}
-        records = converter.convert(raw_records(cached.toArrow())).records if consumed else []
-        frame = _frame_of_records(spark, records, converter)
+        converted = converter.convert(raw_records(cached.toArrow())) if consumed else None
+        frame = _frame_of_records(spark, converted.records, converter, converted.raw_by_coordinates,
+                                  cached) if converted else None
     finally:
         cached.unpersist()
     return FrameBatch(frame, first, consumed)
 
 
-def _frame_of_records(spark: "SparkSession", records: list, converter: RecordConverter) -> "DataFrame | None":
-    """A frame in offset order per original partition, built from records through Arrow; ``None`` if empty."""
+def _frame_of_records(spark: "SparkSession", records: list, converter: RecordConverter,
+                      raws: dict[tuple[str, int, int], RawRecord], raw: "DataFrame") -> "DataFrame | None":
+    """A frame in offset order per original partition, built from records through Arrow; ``None`` if empty.
+
+    Records whose key or value does not fit the frame's columns are reported under ``errors.*``
+    (:mod:`connect_spark.runtime.frame_errors`); their consumed bytes come from ``raws`` or, for rows the
+    plan converted, from the raw batch ``raw``.
+    """
     if not records:
         return None
-    from connect_spark.columnar.records import records_to_frame
+    from connect_spark.columnar.records import fit_records_to_frame
+    from connect_spark.runtime.frame_errors import raw_rows, report_misfits
 
     records.sort(key=lambda r: (r.original_topic, r.original_kafka_partition, r.original_kafka_offset))
-    return spark.createDataFrame(records_to_frame(records, converter.header_converter))
+    built = fit_records_to_frame(records, converter.header_converter)
+    if built.misfits:
+        missing = [r for r, _ in built.misfits if _coordinates(r) not in raws]
+        if missing:
+            raws = {**raws, **raw_rows(raw, map(_coordinates, missing))}
+        report_misfits(converter.errors, built.misfits, lambda r: raws.get(_coordinates(r)))
+    if built.table.num_rows == 0:
+        return None
+    return spark.createDataFrame(built.table)
+
+
+def _coordinates(record: Any) -> tuple[str, int, int]:
+    return record.original_topic, record.original_kafka_partition, record.original_kafka_offset

@@ -7,7 +7,9 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 1. :func:`connect_spark.runtime.dataframe_mode.build_frame_batch` converts the batch (vectorized plan
    where it proves exact, the per-record path for the rest; tolerated records go to the log / dead
    letter queue);
-2. partitions seen for the first time are assigned;
+2. partitions seen for the first time are assigned; rows the task's ``rejected_rows`` names (an upsert
+   record without a usable key) are reported under ``errors.*`` and left out of the frame
+   (:func:`~.frame_errors.drop_rejected_rows`);
 3. :func:`~.task_loop.hand_over`: dead letter queue writes acknowledged, then ``put_dataframe`` — the
    sink may commit data and offsets here (the Delta sink's table commit) — with the retriable back-off;
 4. the commit tick (:meth:`~.worker_task.WorkerSinkTask.maybe_commit`), then the batch's cache is released.
@@ -19,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from connect_spark.runtime.dataframe_mode import build_frame_batch
+from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
 from connect_spark.runtime.task_loop import hand_over
@@ -62,6 +65,8 @@ class DataFrameProcessor(DriverTasks):
                 self.assign_new(new)
             # 3.
             frame = frame_batch.frame
+            if frame is not None:  # rows the task names as unwritable go to errors.* instead
+                frame = drop_rejected_rows(unit.task, frame, batch, unit.plugins.error_handler)
             put = (lambda: unit.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
             if not hand_over(unit, put, frame_batch.consumed, self.wait):
                 return  # the connector is stopping

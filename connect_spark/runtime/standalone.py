@@ -80,14 +80,16 @@ class StandaloneWorker:
 
     def run(self) -> int:
         """Start every connector and supervise them; returns the process exit code."""
-        from connect_spark.spark_session import get_or_create_session
+        from connect_spark.spark_session import artifact_sets_for, get_or_create_session
 
         # The offset store first: a cluster that refuses the credentials fails before Spark starts.
         self._offset_store = build_offset_store(self.worker)
         self._offset_store.start()
         active: list[ConnectorRunner] = []
         try:
-            spark = get_or_create_session(self._spark, app_name="connect-spark", conf=self.worker.spark_conf())
+            spark = get_or_create_session(
+                self._spark, app_name="connect-spark", conf=self.worker.spark_conf(),
+                optional_sets=artifact_sets_for(c.connector_class for c in self.connectors))
             for config in self.connectors:
                 runner = ConnectorRunner(spark, self.worker, config, self._offset_store, self.available_now)
                 self.runners.append(runner)

@@ -197,19 +197,23 @@ def deliver_arrow(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait, 
     """One ``put_arrow`` for an :class:`~connect_spark.api.bulk.ArrowSinkTask`; returns (rows put, accepted).
 
     The table is built by Arrow when ``frames`` (an :class:`~connect_spark.runtime.arrow_frames.ArrowFrameBuilder`)
-    can, else from records converted under ``errors.*``.
+    can, else from records converted under ``errors.*`` (records whose key or value does not fit the
+    frame's columns are reported there too, see :mod:`~connect_spark.runtime.frame_errors`).
     """
     table = frames.build(batch) if frames is not None else None
     if table is not None:
         consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
     else:
-        from connect_spark.columnar.records import records_to_frame
+        from connect_spark.columnar.records import fit_records_to_frame
+        from connect_spark.runtime.frame_errors import report_misfits
 
         with cycle_collection_paused():
             converted = unit.plugins.converter.convert(raw_records(batch))
         unit.raw_index = converted.raw_by_coordinates
         consumed = converted.consumed
-        table = records_to_frame(converted.records, unit.plugins.converter.header_converter)
+        built = fit_records_to_frame(converted.records, unit.plugins.converter.header_converter)
+        report_misfits(unit.plugins.error_handler, built.misfits, unit.raw_of)  # records the frame cannot hold
+        table = built.table
     accepted = hand_over(unit, lambda: unit.task.put_arrow(table), consumed, wait)  # type: ignore[attr-defined]
     return table.num_rows, accepted
 

@@ -10,7 +10,7 @@ from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
-__all__ = ["create_topic", "produce", "end_offsets", "wait_for_topic"]
+__all__ = ["create_topic", "produce", "end_offsets", "wait_for_topic", "read_topic"]
 
 Record = tuple  # (key: bytes|None, value: bytes|None, headers: list[tuple[str, bytes]]) or with partition
 
@@ -79,5 +79,29 @@ def end_offsets(bootstrap_servers: str, topic: str) -> dict[int, int]:
         partitions = consumer.partitions_for_topic(topic) or set()
         tps = [KafkaTopicPartition(topic, p) for p in sorted(partitions)]
         return {tp.partition: off for tp, off in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
+
+
+def read_topic(bootstrap_servers: str, topic: str, timeout: float = 30.0) -> list:
+    """Every record of every partition of ``topic`` up to its current end offsets (kafka-python records).
+
+    Returns an empty list when the topic does not exist.
+    """
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None,
+                             fetch_max_bytes=16 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024)
+    try:
+        partitions = [KafkaTopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+        if not partitions:
+            return []
+        ends = consumer.end_offsets(partitions)
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        records: list = []
+        deadline = time.monotonic() + timeout
+        while any(consumer.position(tp) < ends[tp] for tp in partitions) and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(batch)
+        return records
     finally:
         consumer.close()

@@ -282,6 +282,14 @@ class Cast(KeyOrValueTransformation):
             updated.put(updated_schema.field(field.name), new_value)
         return self.new_record(record, updated_schema, updated)
 
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema this transform gives a record whose operated-on schema is ``schema`` (cached).
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`), which must produce
+        exactly the schema the per-record path produces.
+        """
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
+
     def _build_schema(self, schema: Schema) -> Schema:
         if self.whole_value_cast_type is not None:
             builder = copy_schema_basics(schema, SchemaBuilder(self.whole_value_cast_type))

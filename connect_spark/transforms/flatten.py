@@ -61,6 +61,10 @@ class Flatten(KeyOrValueTransformation):
         self.delimiter = self.parse_config(configs)[DELIMITER_CONFIG]
         self._schema_cache = LruCache(16)
 
+    def field_name(self, prefix: str, name: str) -> str:
+        """The flattened name of field ``name`` under ``prefix``; called by the column compiler."""
+        return self._name(prefix, name)
+
     def _name(self, prefix: str, name: str) -> str:
         return name if not prefix else prefix + self.delimiter + name
 
@@ -96,6 +100,14 @@ class Flatten(KeyOrValueTransformation):
             else:
                 raise DataException(f"Flatten transformation does not support class {type(value).__name__} for record "
                                     f"without schemas (for field {name}).")
+
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema this transform gives a record whose operated-on schema is ``schema`` (cached).
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`), which must produce
+        exactly the schema the per-record path produces.
+        """
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
 
     def _build_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())

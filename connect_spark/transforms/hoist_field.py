@@ -49,6 +49,14 @@ class HoistField(KeyOrValueTransformation):
         updated_schema = self._schema_cache.get_or_compute(schema, self._wrapped_schema)
         return self.new_record(record, updated_schema, Struct(updated_schema).put(self.field_name, value))
 
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema this transform gives a record whose operated-on schema is ``schema`` (cached).
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`), which must produce
+        exactly the schema the per-record path produces.
+        """
+        return self._schema_cache.get_or_compute(schema, self._wrapped_schema)
+
     def _wrapped_schema(self, schema: Schema) -> Schema:
         return SchemaBuilder.struct().field(self.field_name, schema).build()
 

@@ -147,6 +147,14 @@ class InsertField(KeyOrValueTransformation):
             updated.put(self.static_field.name, self.static_value)
         return self.new_record(record, updated_schema, updated)
 
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema this transform gives a record whose operated-on schema is ``schema`` (cached).
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`), which must produce
+        exactly the schema the per-record path produces.
+        """
+        return self._schema_cache.get_or_compute(schema, self._updated_schema)
+
     def _updated_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())
         for field in schema.fields:

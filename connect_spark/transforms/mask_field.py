@@ -122,6 +122,14 @@ class MaskField(KeyOrValueTransformation):
         self.replacement = values[REPLACEMENT_CONFIG]
         self.replace_null_with_default = values[REPLACE_NULL_WITH_DEFAULT_CONFIG]
 
+    def masked(self, value: Any, schema: Schema | None) -> Any:
+        """The masked replacement of ``value`` (of ``schema``), as the per-record path gives it.
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`) for a sample of each
+        field's kind.
+        """
+        return self._masked(value, schema)
+
     def _masked(self, value: Any, schema: Schema | None) -> Any:
         if value is None:
             return None

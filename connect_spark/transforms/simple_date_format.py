@@ -68,6 +68,12 @@ class SimpleDateFormat:
     def to_pattern(self) -> str:
         return self.pattern
 
+    @property
+    def tokens(self) -> list[Any]:
+        """The compiled pattern: literal strings and ``(letter, count)`` fields, in order (read by the
+        column compiler, :mod:`connect_spark.columnar.transforms`)."""
+        return list(self._tokens)
+
     # -- formatting --
 
     def format(self, millis: int) -> str:

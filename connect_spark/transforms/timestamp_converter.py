@@ -33,7 +33,7 @@ from connect_spark.transforms.util import (
     require_struct_or_null,
 )
 
-__all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue"]
+__all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue", "timestamp_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +182,15 @@ class TimestampConverter(KeyOrValueTransformation):
         except ValueError as e:
             raise DataException(str(e)) from e
 
+    def type_schema(self, optional: bool) -> Schema:
+        """The schema of a converted value (optional or not); called by the column compiler."""
+        return self._type_schema(optional)
+
+    @property
+    def format_tokens(self) -> list[Any]:
+        """The compiled ``format`` pattern's tokens (empty without a format); read by the column compiler."""
+        return self._formatter.tokens if self._formatter is not None else []
+
     def _type_schema(self, optional: bool) -> Schema:
         target = self.target_type
         if target == TYPE_STRING:
@@ -216,10 +225,18 @@ class TimestampConverter(KeyOrValueTransformation):
             return self.new_record(record, None, updated_map)
         if not self.field:
             updated_schema = self._type_schema(schema.is_optional)
-            return self.new_record(record, updated_schema, self.convert(value, _kind_of(schema)))
+            return self.new_record(record, updated_schema, self.convert(value, timestamp_kind(schema)))
         struct = require_struct_or_null(value, PURPOSE)
         updated_schema = self._schema_cache.get_or_compute(schema, self._updated_schema)
         return self.new_record(record, updated_schema, self._convert_struct(struct, updated_schema))
+
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema this transform gives a record whose operated-on schema is ``schema`` (cached).
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`), which must produce
+        exactly the schema the per-record path produces.
+        """
+        return self._schema_cache.get_or_compute(schema, self._updated_schema)
 
     def _updated_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())
@@ -241,12 +258,12 @@ class TimestampConverter(KeyOrValueTransformation):
         for field in struct.schema.fields:
             original = field_value(struct, field, self.replace_null_with_default)
             if field.name == self.field:
-                original = self.convert(original, _kind_of(field.schema))
+                original = self.convert(original, timestamp_kind(field.schema))
             updated.put(field.name, original)
         return updated
 
 
-def _kind_of(schema: Schema) -> str:
+def timestamp_kind(schema: Schema) -> str:
     """The timestamp kind a schema describes (Kafka's ``timestampTypeFromSchema``)."""
     if schema.name == Timestamp.LOGICAL_NAME:
         return TYPE_TIMESTAMP

@@ -44,6 +44,11 @@ class TimestampRouter(BaseTransformation):
                         doc="Format string for the timestamp that is compatible with "
                             "<code>java.text.SimpleDateFormat</code>."))
 
+    @property
+    def formatter(self) -> SimpleDateFormat:
+        """The compiled ``timestamp.format`` (read by the column compiler)."""
+        return self._formatter
+
     def configure(self, configs: Mapping[str, Any]) -> None:
         values = self.parse_config(configs)
         self.topic_format = values[TOPIC_FORMAT_CONFIG]

@@ -68,6 +68,14 @@ class ValueToKey(BaseTransformation):
         return record.new_record(record.topic, record.kafka_partition, key_schema, key_struct, struct.schema,
                                  struct, record.timestamp)
 
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema this transform gives a record whose value schema is ``schema`` (cached).
+
+        Called by the column compiler (:mod:`connect_spark.columnar.transforms`), which must produce
+        exactly the schema the per-record path produces.
+        """
+        return self._schema_cache.get_or_compute(schema, self._key_schema)
+
     def _key_schema(self, value_schema: Schema) -> Schema:
         builder = SchemaBuilder.struct()
         for name in self.fields:

@@ -56,6 +56,7 @@ def test_vectorized_avro_matches_the_per_record_converter(spark, schema_registry
         None,                                       # tombstone
         b"\x00\x00",                                # shorter than the header
         other({"n": 5}, context),                   # another writer schema: per record
+        good.replace(b"w1", b"w\xff"),             # malformed UTF-8 in a string: U+FFFD per record, as Java
     ]
     rows = [_raw(i, v) for i, v in enumerate(values)]
     counts = run_both(spark, work_dir, rows, **{"value.converter": "io.confluent.connect.avro.AvroConverter",

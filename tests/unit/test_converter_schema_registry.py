@@ -63,6 +63,20 @@ def test_configuration_is_checked_and_the_user_info_is_a_secret():
     assert copy.lookup.settings.urls == ["http://a:1", "http://b:2"] and copy.lookup._client is None
 
 
+def test_registry_secrets_are_secret_keys_and_url_credentials_are_hidden():
+    from connect_spark.config.secrets import is_secret_key
+
+    for key in ("value.converter.basic.auth.user.info", "key.converter.schema.registry.basic.auth.user.info",
+                "value.converter.schema.registry.ssl.key.password"):
+        assert is_secret_key(key, AvroConverter().config()), key
+    converter = AvroConverter()
+    converter.configure({"schema.registry.url": "http://me:s3cret@127.0.0.1:9/x"}, is_key=False)
+    assert "s3cret" not in repr(converter.lookup.settings)
+    with pytest.raises(UnavailableException) as info:
+        converter.to_connect_data("t", b"\x00\x00\x00\x00\x01\x02")
+    assert "s3cret" not in str(info.value) and "[hidden]@127.0.0.1" in str(info.value)
+
+
 def test_unreachable_registry_is_unavailable_not_a_bad_record():
     converter = AvroConverter()
     converter.configure({"schema.registry.url": "http://127.0.0.1:9", "schema.registry.request.timeout.ms": "500"},

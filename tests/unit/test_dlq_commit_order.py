@@ -85,3 +85,48 @@ def test_a_failed_dlq_write_blocks_the_commit():
         task.commit_offsets(closing=False)
     assert events == ["dlq-ack@1"]  # nothing committed
     assert task.last_committed[TP] == 0
+
+
+class _BulkUnit:
+    """What :func:`hand_over` uses of a task unit: its DLQ acknowledgement and its task loop."""
+
+    def __init__(self, handler: ErrorHandler, worker_task: WorkerSinkTask) -> None:
+        self.worker_task = worker_task
+        self.await_dead_letters = handler.await_reports
+
+
+def _bulk(events: list, fail: bool = False):
+    handler = ErrorHandler(ErrorHandlingConfig(tolerance=ToleranceType.ALL), "conn", 0, [SlowDlq(events, fail)])
+    value = JsonConverter()
+    value.configure({"schemas.enable": "false"}, False)
+    header = StringConverter()
+    header.configure({})
+    converter = RecordConverter(StringConverter(), value, header, TransformationChain(), handler)
+    task = WorkerSinkTask("conn", 0, AcceptingTask(), {}, commit=lambda offsets: events.append(f"commit@{offsets[TP]}"),
+                          offset_flush_interval_ms=0, before_commit=handler.await_reports)
+    task.start()
+    task.open({TP: 0})
+    batch = converter.convert([RawRecord("orders", 0, o, None, -1, b"k", v, ())
+                               for o, v in enumerate([b"{}", b"{bad", b"{}"])])
+    return _BulkUnit(handler, task), batch
+
+
+def test_a_bulk_batch_is_handed_over_only_after_its_dlq_writes_are_acknowledged():
+    from connect_spark.runtime.task_loop import hand_over
+
+    events: list = []
+    unit, batch = _bulk(events)
+    # put_arrow / put_dataframe is where a bulk sink commits data (the Delta commit, a published file)
+    assert hand_over(unit, lambda: events.append("sink-commit"), batch.consumed, wait=lambda s: True)
+    unit.worker_task.commit_offsets(closing=False)
+    assert events == ["dlq-ack@1", "sink-commit", "commit@3"]
+
+
+def test_a_failed_dlq_write_fails_a_bulk_batch_before_the_sink_commits():
+    from connect_spark.runtime.task_loop import hand_over
+
+    events: list = []
+    unit, batch = _bulk(events, fail=True)
+    with pytest.raises(ConnectException, match="broker said no"):
+        hand_over(unit, lambda: events.append("sink-commit"), batch.consumed, wait=lambda s: True)
+    assert events == ["dlq-ack@1"]

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_key", "key_columns", "not_yet_stored",
-           "data_columns"]
+           "data_columns", "unusable_key"]
 
 TOMBSTONE = "__connect_tombstone"
 ORDER = "__connect_order"
@@ -75,6 +75,34 @@ def key_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[str]:
                                 f"one column for it, not {', '.join(config.pk_fields)}")
         return [config.pk_fields[0] if config.pk_fields else _DEFAULT_PRIMITIVE_KEY_COLUMN]
     return []
+
+
+def unusable_key(frame: "DataFrame", config: DeltaSinkConfig) -> Column | None:
+    """Why a record cannot be upserted or deleted (no key, a null key field), or null when it can.
+
+    Called by the task's ``rejected_rows`` in upsert mode: such records are record errors, never rows
+    keyed by null. ``None`` outside upsert mode. A tombstone is checked only when ``delete.enabled``
+    (otherwise it is skipped anyway).
+    """
+    if not config.upsert:
+        return None
+    names = key_columns(frame, config)
+    checked = F.lit(True) if config.delete_enabled else F.col("value").isNotNull()
+    if config.pk_mode == "record_key":
+        key = F.col("key")
+        reason = F.when(key.isNull(), F.lit("the record has no key, and pk.mode=record_key needs one"))
+        if isinstance(frame.schema["key"].dataType, StructType):
+            for name in names:
+                reason = reason.when(key.getField(name).isNull(), F.lit(f"the key field '{name}' (pk.fields) is null"))
+    else:
+        value = F.col("value")
+        reason = F.when(F.lit(False), F.lit(None).cast("string"))
+        value_type = frame.schema["value"].dataType
+        for name in names:
+            if isinstance(value_type, StructType) and name in value_type.fieldNames():
+                reason = reason.when(value.getField(name).isNull(),
+                                     F.lit(f"the value field '{name}' (pk.fields) is null"))
+    return F.when(checked, reason)
 
 
 def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":

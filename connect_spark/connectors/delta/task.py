@@ -32,12 +32,12 @@ from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 from connect_spark.connectors.delta.ledger import StoredOffsets, read_stored_offsets
-from connect_spark.connectors.delta.rows import key_columns, not_yet_stored, table_rows
+from connect_spark.connectors.delta.rows import key_columns, not_yet_stored, table_rows, unusable_key
 from connect_spark.connectors.delta.target import TableTarget, is_templated, target_for_topic
 from connect_spark.connectors.delta.writer import compact, write_batch
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = ["DeltaSinkTask", "VERSION"]
 
@@ -89,6 +89,11 @@ class DeltaSinkTask(DataFrameSinkTask):
             log.info("%s: resuming from the offsets stored in Delta: %s", config.connector_name,
                      ", ".join(f"{tp}@{off}" for tp, off in sorted(seeks.items())))
             self.context.offset(seeks)
+
+    def rejected_rows(self, frame: "DataFrame") -> "Column | None":
+        """Called by the runtime before ``put_dataframe``: in upsert mode, records without a usable key
+        (no key, a null key field) are record errors, never rows keyed by null."""
+        return unusable_key(frame, self._require_config())
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
         """Called by the runtime on the driver per micro-batch: one commit per table with new records."""

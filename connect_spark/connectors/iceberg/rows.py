@@ -1,0 +1,104 @@
+"""From a record frame to the rows of an Iceberg table: columns, id columns, tombstones, last-wins.
+
+Pure DataFrame expressions (no action runs here), called by the task for each table's slice of a
+micro-batch. As in Apache Iceberg's sink, a table's columns are the record value's fields (a value that
+is not a struct is written under the column ``value``); the key is not written. For a tombstone (null
+value) the id columns are taken from the key — its fields of the same names, or the key itself when it
+is a primitive and there is one id column — so the row it deletes can be found.
+
+Two helper columns travel with the rows and are never written: :data:`TOMBSTONE` (the value was null)
+and :data:`ORDER` (the record's offset, to keep the last record per id).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from pyspark.sql import Column, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import NullType, StructType
+
+from connect_spark.api.errors import DataException
+from connect_spark.api.records import TopicPartition
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_id", "not_yet_stored", "data_columns"]
+
+TOMBSTONE = "__connect_tombstone"
+ORDER = "__connect_order"
+HELPER_COLUMNS = (TOMBSTONE, ORDER)
+
+
+def not_yet_stored(frame: "DataFrame", stored: Mapping[TopicPartition, int]) -> "DataFrame":
+    """The records of ``frame`` at or after the next offset ``stored`` holds for their original partition.
+
+    This makes a re-delivered batch idempotent: records an earlier commit already wrote are dropped.
+    """
+    already: Column | None = None
+    for tp, next_offset in stored.items():
+        condition = ((F.col("original_topic") == F.lit(tp.topic))
+                     & (F.col("original_partition") == F.lit(tp.partition))
+                     & (F.col("original_offset") < F.lit(next_offset)))
+        already = condition if already is None else already | condition
+    return frame if already is None else frame.where(~already)
+
+
+def table_rows(frame: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
+    """The frame as table columns plus the helper columns (see the module docstring)."""
+    value_type = frame.schema["value"].dataType
+    key_type = frame.schema["key"].dataType
+    columns: list[Column] = []
+    if isinstance(value_type, StructType):
+        names = value_type.fieldNames()
+        for name in names:
+            column = F.col("value").getField(name)
+            if name in id_columns:
+                column = _with_key_fallback(column, name, value_type, key_type, id_columns)
+            columns.append(column.alias(name))
+    elif isinstance(value_type, NullType):
+        # Only tombstones in this batch (a schemaless value typed from nulls): the ids come from the key.
+        names = list(id_columns)
+        columns += [_with_key_fallback(F.lit(None), n, None, key_type, id_columns).alias(n) for n in id_columns]
+    else:
+        names = ["value"]
+        columns.append(F.col("value").alias("value"))
+    missing = [c for c in id_columns if c not in names]
+    if missing:
+        raise DataException(f"The id column(s) {', '.join(missing)} are not fields of the record values "
+                            f"(fields: {', '.join(names)})")
+    columns.append(F.col("value").isNull().alias(TOMBSTONE))
+    columns.append(F.col("original_offset").alias(ORDER))
+    return frame.select(*columns)
+
+
+def _with_key_fallback(column: Column, name: str, value_type: StructType | None, key_type,
+                       id_columns: Sequence[str]) -> Column:
+    """The id column from the value, or from the key when the value is null (a tombstone)."""
+    if isinstance(key_type, StructType):
+        if name not in key_type.fieldNames():
+            return column
+        from_key = F.col("key").getField(name)
+    elif len(id_columns) == 1:
+        from_key = F.col("key")
+    else:
+        return column
+    if value_type is not None:
+        from_key = from_key.cast(value_type[name].dataType)
+    return F.when(F.col("value").isNull(), from_key).otherwise(column)
+
+
+def data_columns(rows: "DataFrame") -> list[str]:
+    """The columns of ``rows`` that go to the table (helper columns left out)."""
+    return [c for c in rows.columns if c not in HELPER_COLUMNS]
+
+
+def last_per_id(rows: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
+    """One row per id: the record with the highest offset (the last one written to Kafka) wins.
+
+    Records of one id normally share a Kafka partition, where the offset order is the write order.
+    """
+    order = Window.partitionBy(*[F.col(f"`{c}`") for c in id_columns]).orderBy(F.col(ORDER).desc())
+    return rows.withColumn("__connect_rank", F.row_number().over(order)).where(F.col("__connect_rank") == 1) \
+        .drop("__connect_rank")
