@@ -159,7 +159,8 @@ def _optional(schema: Schema) -> Schema:
         return schema
     return ConnectSchema(schema.type, True, schema.default_value, schema.name, schema.version, schema.doc,
                          schema.parameters, schema.fields if schema.type is Type.STRUCT else None,
-                         schema.key_schema, schema.value_schema)
+                         schema.key_schema if schema.type is Type.MAP else None,
+                         schema.value_schema if schema.type in (Type.MAP, Type.ARRAY) else None)
 
 
 def _join(path: str, name: str) -> str:

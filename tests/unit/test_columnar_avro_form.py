@@ -42,3 +42,15 @@ def test_a_required_field_tells_a_failed_decode_apart():
     assert decode_witness("string") is None
     with pytest.raises(NotExpressible, match="all optional"):
         decode_witness({"type": "record", "name": "R", "fields": [{"name": "o", "type": ["null", "int"]}]})
+
+
+def test_a_required_field_only_one_schema_has_merges_as_optional():
+    # Avro v1 → v2 with a field added: the frame schema of a batch holding both (columnar/frame_fit.py)
+    from connect_spark.api.data import Schema, SchemaBuilder
+    from connect_spark.columnar.frame_fit import merge_schemas
+
+    v1 = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
+    v2 = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("tier", Schema.STRING_SCHEMA).build()
+    merged = merge_schemas(v1, v2, "")
+    assert [(f.name, f.schema.type.value, f.schema.is_optional) for f in merged.fields] == [
+        ("id", "int64", False), ("tier", "string", True)]

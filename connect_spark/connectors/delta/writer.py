@@ -82,7 +82,9 @@ def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", k
             _evolve(target, rows.select(*map(_quoted, columns)).limit(0), before)
         _merge(spark, target, rows, keys, columns, config, after)
     else:
-        source = last_per_key(rows, keys) if config.upsert else rows
+        # without delete.enabled a tombstone is skipped, so it must not hide the key's earlier record
+        kept = rows if config.delete_enabled else rows.where(~F.col(TOMBSTONE))
+        source = last_per_key(kept, keys) if config.upsert else kept
         _append(target, source.where(~F.col(TOMBSTONE)).select(*map(_quoted, columns)), config, after,
                 create=not exists, evolve=bool(new_columns))
     log.info("Delta commit to %s: sequence %d, offsets %s", target, after.sequence,
