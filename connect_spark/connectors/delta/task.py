@@ -34,12 +34,21 @@ from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 from connect_spark.connectors.delta.ledger import StoredOffsets, read_stored_offsets
-from connect_spark.connectors.delta.rows import key_columns, not_yet_stored, table_rows, unusable_key
+from connect_spark.connectors.delta.rows import (
+    data_columns,
+    fit_to_table,
+    key_columns,
+    not_yet_stored,
+    table_rows,
+    table_type_misfits,
+    unusable_key,
+)
 from connect_spark.connectors.delta.target import TableTarget, is_templated, target_for_topic
 from connect_spark.connectors.delta.writer import compact, write_batch
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ["DeltaSinkTask", "VERSION"]
 
@@ -63,6 +72,7 @@ class DeltaSinkTask(DataFrameSinkTask):
         self.config: DeltaSinkConfig | None = None
         self._stored: dict[TableTarget, StoredOffsets] = {}
         self._commits: Counter[TableTarget] = Counter()
+        self._schemas: dict[TableTarget, "StructType | None"] = {}
 
     def version(self) -> str:
         return VERSION
@@ -72,6 +82,7 @@ class DeltaSinkTask(DataFrameSinkTask):
         self.config = DeltaSinkConfig.parse(props)
         self._stored.clear()
         self._commits.clear()
+        self._schemas.clear()
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         """Called by the runtime when partitions are assigned: rewind them to the offsets the tables hold."""
@@ -93,9 +104,31 @@ class DeltaSinkTask(DataFrameSinkTask):
             self.context.offset(seeks)
 
     def rejected_rows(self, frame: "DataFrame") -> "Column | None":
-        """Called by the runtime before ``put_dataframe``: in upsert mode, records without a usable key
-        (no key, a null key field) are record errors, never rows keyed by null."""
-        return unusable_key(frame, self._require_config())
+        """Called by the runtime before ``put_dataframe``: records the table cannot take are record errors.
+
+        In upsert mode, records without a usable key (no key, a null key field), never rows keyed by
+        null; and a field whose type neither equals nor widens into the existing table's column (see
+        ``rows.table_type_misfits``; with a ``${topic}`` template Delta checks the types at the write).
+        """
+        config = self._require_config()
+        reasons = [unusable_key(frame, config)]
+        table = self._table_schema(frame.sparkSession)
+        if table is not None:
+            reasons.append(table_type_misfits(frame, config, table))
+        reasons = [r for r in reasons if r is not None]
+        if not reasons:
+            return None
+        return reasons[0] if len(reasons) == 1 else F.coalesce(*reasons)
+
+    def _table_schema(self, spark: "SparkSession") -> "StructType | None":
+        """The schema of the (one, untemplated) table when it exists; cached until a write adds columns."""
+        config = self._require_config()
+        if is_templated(config):
+            return None
+        target = target_for_topic(config, "")
+        if target not in self._schemas:
+            self._schemas[target] = target.table(spark).toDF().schema if target.exists(spark) else None
+        return self._schemas[target]
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
         """Called by the runtime (or a test) on the driver per micro-batch when the batch's offset ranges are
@@ -144,14 +177,21 @@ class DeltaSinkTask(DataFrameSinkTask):
             records = frame.where(F.col("topic") == topic) if templated else frame
             records = not_yet_stored(records, before.offsets)
             after = before.advanced(fresh_offsets)
+            rows = table_rows(records, config)
+            table = None if templated else self._schemas.get(target)
+            if table is not None:  # widen to the table's column types (rejected_rows removed what does not fit)
+                rows = fit_to_table(rows, table)
             try:
-                write_batch(spark, target, table_rows(records, config), key_columns(records, config), config,
+                write_batch(spark, target, rows, key_columns(records, config), config,
                             before, after, topic or "(all)")
             except BaseException:
                 # The commit may or may not have happened: read the table's offsets again before the retry.
                 self._stored.pop(target, None)
+                self._schemas.pop(target, None)
                 raise
             self._stored[target] = after
+            if table is None or {c.lower() for c in data_columns(rows)} - {f.name.lower() for f in table.fields}:
+                self._schemas.pop(target, None)  # created or evolved: read the schema again
             self._commits[target] += 1
             if config.optimize_every and self._commits[target] % config.optimize_every == 0:
                 compact(spark, target)
