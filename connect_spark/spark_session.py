@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["get_or_create_session", "session_conf", "require_session_support", "artifact_sets_for",
-           "JARS_MODE_KEY", "OPTIONAL_JARS_KEY"]
+           "JARS_MODE_KEY", "OPTIONAL_JARS_KEY", "SESSION_DEFAULTS"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,9 @@ JARS_MODE_KEY = "connect_spark.jars"
 #: Comma-separated optional artifact sets (``iceberg``) a built session carries in any case.
 OPTIONAL_JARS_KEY = "connect_spark.jars.optional"
 
-_DEFAULTS = {
+#: The Spark settings a session connect_spark builds starts from (``spark.*`` keys of the worker go on
+#: top); listed in ``conf/config-reference.md``.
+SESSION_DEFAULTS = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.sql.session.timeZone": "UTC",
@@ -81,7 +83,7 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
         connect_spark.jvm.JarResolutionError: the jars are needed but were never resolved.
         ConfigException: an unknown optional set name.
     """
-    settings = dict(_DEFAULTS)
+    settings = dict(SESSION_DEFAULTS)
     settings["spark.ui.enabled"] = "true" if ui else "false"
     settings["spark.pyspark.python"] = sys.executable
     settings["spark.pyspark.driver.python"] = sys.executable

@@ -29,7 +29,7 @@ The worker is configured by one `.properties` file, as a Kafka Connect worker is
 
 | Prefix | Goes to |
 |---|---|
-| `spark.*` | the SparkSession, with the full key |
+| `spark.*` | the SparkSession, with the full key. A session connect_spark builds starts from {spark_defaults}, the local jars of Spark's Kafka source and Delta (`spark.jars`) and this Python for the workers; a session handed in (a notebook's) is used as it is |
 | `consumer.*` | every sink consumer (the Spark Kafka source), prefix removed |
 | `producer.*` | the dead letter queue producer, prefix removed |
 | `admin.*` | the admin client, prefix removed |
@@ -140,6 +140,12 @@ def _render_plugins() -> str:
     return "\n".join(out)
 
 
+def _spark_defaults() -> str:
+    from connect_spark.spark_session import SESSION_DEFAULTS
+
+    return ", ".join(f"`{key}={_cell(value)}`" for key, value in SESSION_DEFAULTS.items())
+
+
 def render() -> str:
     """The whole reference as Markdown."""
     parts = [
@@ -147,7 +153,7 @@ def render() -> str:
         f"Generated from the declarations in `connect_spark.config`; do not edit. Regenerate with\n"
         f"`{REGENERATE_COMMAND}`.\n",
         "## Worker configuration\n",
-        _WORKER_INTRO,
+        _WORKER_INTRO.replace("{spark_defaults}", _spark_defaults()),
         render_config_def(WORKER_CONFIG_DEF),
         "## Connector configuration\n",
         _CONNECTOR_INTRO,
