@@ -29,9 +29,9 @@ or sent to the dead letter queue are absent from the frame but their offsets cou
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Collection, Mapping
 
-from connect_spark.api.records import SinkRecord
+from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.api.task import SinkTask
 
 if TYPE_CHECKING:
@@ -97,6 +97,29 @@ class DataFrameSinkTask(SinkTask):
 
         Exceptions behave as for :meth:`SinkTask.put`.
         """
+
+    def put_dataframe_batch(self, frame: "DataFrame", batch_id: int,
+                            offsets: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Called by the runtime on the driver once per micro-batch instead of :meth:`put_dataframe`.
+
+        ``offsets`` holds, per original topic-partition the batch read, its first offset and its next
+        offset (read from the query's offset log, so known before the frame is computed): every record
+        of the partition below the next offset is in ``frame``, was handed over earlier, or was dropped
+        by a transform or sent to ``errors.*``. Sinks that store offsets with their data (Delta's commit
+        metadata) use it instead of aggregating the frame. The default calls :meth:`put_dataframe`.
+        """
+        self.put_dataframe(frame, batch_id)
+
+    def writes_atomically(self) -> bool:
+        """Called by the runtime before each batch: True when a ``put_dataframe`` whose frame fails while
+        being computed leaves nothing visible (one transactional commit, as a single Delta table).
+
+        The runtime then hands over a batch in one Spark pass, its frame raising if a row turns out to
+        need the per-record conversion path, and hands the batch over again (those rows converted per
+        record) after such a failure. False (the default): the runtime first finds those rows, then
+        hands over the batch once.
+        """
+        return False
 
     def rejected_rows(self, frame: "DataFrame") -> "Column | None":
         """Called by the runtime on the driver before each :meth:`put_dataframe`, with the same frame.

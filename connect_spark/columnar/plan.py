@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
 
-__all__ = ["ColumnarPlan", "PlanOutput", "StagedCounts", "NotVectorizable", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
+__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "StagedCounts", "NotVectorizable", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,9 @@ _COORDINATES = ("topic", "partition", "offset", "timestamp_ms", "timestamp_type"
 
 
 NotVectorizable = variant_schema.NotVectorizable
+
+#: In the message of the Spark error :attr:`PlanOutput.guarded` raises for a row that needs the per-record path.
+NEEDS_RECORD_PATH = "connect_spark: row needs the per-record conversion path"
 
 
 # --- the record as columns ---------------------------------------------------------------------
@@ -592,13 +595,31 @@ class PlanOutput:
         """The record frame (``RECORD_FRAME_COLUMNS``) of rows converted by column expressions."""
         from pyspark.sql import functions as F
 
-        return self.staged.where(F.col(_OK) & F.col(_KEEP) & (F.col(_BARRIER) >= 0)).select(
+        return self._record_frame(self.staged.where(F.col(_OK) & F.col(_KEEP) & (F.col(_BARRIER) >= 0)))
+
+    @staticmethod
+    def _record_frame(staged: "DataFrame") -> "DataFrame":
+        from pyspark.sql import functions as F
+
+        return staged.select(
             F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), "offset",
             F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
             F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
             F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
             F.col("offset").alias("original_offset"),
         )
+
+    @property
+    def guarded(self) -> "DataFrame":
+        """:attr:`good` for a one-pass write: the same rows and columns, but computing it raises (a Spark
+        error whose message holds :data:`NEEDS_RECORD_PATH`) as soon as one row needs the per-record
+        path, instead of leaving that row out. Nothing is persisted; the rows are parsed once."""
+        from pyspark.sql import functions as F
+
+        row = F.concat(F.lit(NEEDS_RECORD_PATH + ": "), F.col("topic"), F.lit("["), F.col("partition").cast("string"),
+                       F.lit("]@"), F.col("offset").cast("string"))
+        condition = F.when(F.col(_OK), F.col(_KEEP) & (F.col(_BARRIER) >= 0)).otherwise(F.raise_error(row))
+        return self._record_frame(self.staged.where(condition))
 
     @property
     def fallback(self) -> "DataFrame":

@@ -141,6 +141,7 @@ class ConnectorRunner:
             spark=self.spark, connector=self.config, worker=self.worker, task_class=task_class,
             task_configs=[dict(c) for c in self.task_configs], client_config=client_config,
             include_headers=include_headers, commit=self._commit, wait=self._wait, clock=self._clock,
+            batch_ranges=lambda batch_id: self._stream.batch_ranges(batch_id) if self._stream else None,
         ))
         self.execution_mode = self._processor.execution_mode
 

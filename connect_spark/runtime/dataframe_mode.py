@@ -1,25 +1,35 @@
-"""Builds the record frame a :class:`~connect_spark.api.bulk.DataFrameSinkTask` receives, per micro-batch.
+"""Hands each micro-batch to a :class:`~connect_spark.api.bulk.DataFrameSinkTask` as one record frame.
 
-Called by :class:`connect_spark.runtime.driver_frames.DataFrameProcessor` on the driver, inside ``foreachBatch``:
+Called by :class:`connect_spark.runtime.driver_frames.DataFrameProcessor` on the driver, inside
+``foreachBatch``, through :meth:`FrameBatches.deliver` (as the task's put step, so a retriable failure
+delivers the batch again). The batch's offset ranges
+come from the query's offset log (:mod:`connect_spark.streaming.offset_log`), not from its rows.
 
-* with a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`), the plan's staged
-  projection (raw columns, converted columns, ok flag) is persisted, so the batch is read from Kafka
-  and converted once: one aggregation gives the offset ranges and counts the rows the plan could not
-  prove convertible, those rows alone are collected and converted per record under ``errors.*``
-  (tolerated ones go to the log / dead letter queue), and the frame the task writes is read from the
-  same cache. When a fallback row survives conversion, the batch is rebuilt from records so the task
-  still gets one frame in offset order (exactly-once sinks rely on that);
-* without a plan (a custom transform, an unsupported converter), the raw batch is persisted and
-  converted per record on the driver, and handed over as a DataFrame built from Arrow.
+With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batch takes one of two ways:
 
-The caller keeps the batch's cache until ``put_dataframe`` returned, then calls :meth:`FrameBatch.release`.
+* **one pass** (the common case, for a task whose writes are atomic, see
+  :meth:`~connect_spark.api.bulk.DataFrameSinkTask.writes_atomically`): the task gets the plan's
+  :attr:`~connect_spark.columnar.plan.PlanOutput.guarded` frame. Its write reads the batch from Kafka,
+  converts it and writes it in one Spark job; nothing is persisted, nothing aggregated. Computing that
+  frame raises as soon as one row needs the per-record path; the write then commits nothing, and the
+  batch takes the checked way (so a batch is read from Kafka at most twice). After a batch that had
+  such rows, the next batch goes the checked way directly; after a clean one, the one-pass way again.
+* **checked**: the plan's staged projection is persisted and the rows needing the per-record path are
+  collected from it (the job that fills the cache). Those rows alone are converted per record under
+  ``errors.*`` (tolerated failures go to the log / dead letter queue); the survivors become a small
+  frame put beside the good rows (``unionByName``, fitted to the good rows' types), which are read from
+  the cache and never collected. A survivor that does not fit the good rows' types (a field the others
+  lack, another type) makes the whole batch be rebuilt from records, as before; records that fit no
+  column of that frame are reported under ``errors.*`` (:mod:`connect_spark.runtime.frame_errors`).
+
+Without a plan (a custom transform, an unsupported converter) the raw batch is converted per record on
+the driver and handed over as a DataFrame built from Arrow.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pyspark import StorageLevel
 
@@ -30,84 +40,124 @@ from connect_spark.runtime.errors import RawRecord
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["FrameBatch", "build_frame_batch"]
+__all__ = ["FrameBatches", "RELEARN_FALLBACK_SHARE"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class FrameBatch:
-    """A batch ready for ``put_dataframe``: the frame (``None`` when no record survived) and offsets.
-
-    ``release`` drops the batch's cache; the caller calls it once the frame is no longer read.
-    """
-
-    frame: "DataFrame | None"
-    first: dict[TopicPartition, int]
-    consumed: dict[TopicPartition, int]
-    release: Callable[[], None] = lambda: None
-
-
-def build_frame_batch(spark: "SparkSession", raw: "DataFrame", plan: Any, converter: RecordConverter) -> FrameBatch:
-    """Convert a raw batch (``RAW_COLUMNS``, not persisted) into a record frame (see the module docstring)."""
-    if plan is None:
-        return _from_records(spark, raw, converter)
-    output, counts = _staged_batch(raw, plan)
-    try:
-        first = {tp: start for tp, (start, _) in counts.ranges.items()}
-        consumed = {tp: end for tp, (_, end) in counts.ranges.items()}
-        frame = output.good if consumed else None
-        if counts.fallback_rows:
-            converted = converter.convert(raw_records(output.fallback.toArrow()))
-            if converted.records:
-                log.info("%d records of this batch needed the per-record path; the batch is handed over from "
-                         "records", len(converted.records))
-                records = output.to_records(output.good.toArrow()) + converted.records
-                frame = _frame_of_records(spark, records, converter, converted.raw_by_coordinates, raw)
-    except BaseException:
-        output.unpersist()
-        raise
-    return FrameBatch(frame, first, consumed, output.unpersist)
-
 
 #: A batch converted with shapes learned from earlier batches is converted again, with shapes learned
 #: from its own sample, when more than this share of its rows fell back.
 RELEARN_FALLBACK_SHARE = 0.1
 
+Put = Callable[["DataFrame"], None]
 
-def _staged_batch(raw: "DataFrame", plan: Any) -> tuple[Any, Any]:
-    """The plan's persisted output for ``raw`` and its counts, learning the shapes again if they went stale."""
-    output = plan.apply(raw).persisted()
-    try:
-        counts = output.offset_ranges()
-        if plan.reused_samples and counts.fallback_rows > RELEARN_FALLBACK_SHARE * counts.rows:
-            log.info("%d of %d records did not match the shapes learned from earlier batches; learning them "
-                     "from this batch", counts.fallback_rows, counts.rows)
+
+class FrameBatches:
+    """The frame path of one connector: its plan (or ``None``) and converter, and which way the next
+    batch takes (see the module docstring). One instance per connector, created at start."""
+
+    def __init__(self, spark: "SparkSession", plan: Any, converter: RecordConverter) -> None:
+        self.spark = spark
+        self.plan = plan
+        self.converter = converter
+        self.one_pass_next = True
+        #: counters for tests and diagnostics
+        self.one_pass_batches = 0
+        self.checked_batches = 0
+        self.fallback_rows = 0
+
+    def deliver(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
+                atomic: bool, acknowledge: Callable[[], None] = lambda: None) -> None:
+        """Hand the raw batch (``RAW_COLUMNS``, covering ``ranges``) to ``put`` as a record frame; ``put``
+        is not called when no record survived. ``atomic``: the task's writes are all-or-nothing.
+        ``acknowledge`` waits for the dead letter queue writes of the per-record conversions; it is called
+        before every ``put`` that follows such conversions."""
+        if not ranges:
+            return
+        if self.plan is None:
+            frame = self._from_records(raw)
+            acknowledge()
+            if frame is not None:
+                put(frame)
+            return
+        if atomic and self.one_pass_next:
+            from connect_spark.columnar.plan import NEEDS_RECORD_PATH
+
+            try:
+                put(self.plan.apply(raw).guarded)
+                self.one_pass_batches += 1
+                return
+            except Exception as e:
+                if NEEDS_RECORD_PATH not in str(e):
+                    raise
+                log.info("A row of this batch needs the per-record path (%s); the one-pass write committed "
+                         "nothing (Spark logs the abandoned task) and the batch is handed over again",
+                         _needing_row(str(e), NEEDS_RECORD_PATH))
+        self._checked(raw, ranges, put, acknowledge)
+
+    def _checked(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
+                 acknowledge: Callable[[], None]) -> None:
+        """The checked way: persisted staged rows, fallback rows converted alone, survivors put beside."""
+        rows = sum(end - start for start, end in ranges.values())
+        output = self.plan.apply(raw).persisted()
+        try:
+            fallback = output.fallback.toArrow()  # fills the cache: the batch's one read from Kafka
+            if self.plan.reused_samples and fallback.num_rows > RELEARN_FALLBACK_SHARE * rows:
+                log.info("%d of %d records did not match the shapes learned from earlier batches; learning them "
+                         "from this batch", fallback.num_rows, rows)
+                output.unpersist()
+                self.plan.forget_samples()
+                output = self.plan.apply(raw).persisted()
+                fallback = output.fallback.toArrow()
+            self.checked_batches += 1
+            self.fallback_rows += fallback.num_rows
+            self.one_pass_next = fallback.num_rows == 0
+            frame = output.good
+            if fallback.num_rows:
+                converted = self.converter.convert(raw_records(fallback))
+                if converted.records:
+                    frame = self._beside(output, converted.records, converted.raw_by_coordinates, raw)
+                acknowledge()
+            if frame is not None:
+                put(frame)
+        finally:
             output.unpersist()
-            plan.forget_samples()
-            output = plan.apply(raw).persisted()
-            counts = output.offset_ranges()
-    except BaseException:
-        output.unpersist()
-        raise
-    return output, counts
+
+    def _beside(self, output: Any, survivors: list, raws: dict[tuple[str, int, int], RawRecord],
+                raw: "DataFrame") -> "DataFrame | None":
+        """The good rows with the survivors of the per-record path beside them, as one frame."""
+        from connect_spark.columnar.fit import CannotFit, fitted
+        from connect_spark.columnar.records import fit_records_to_frame
+
+        good = output.good
+        built = fit_records_to_frame(survivors, self.converter.header_converter)
+        try:
+            if built.misfits:
+                raise CannotFit(f"{len(built.misfits)} of them fit no common column")
+            extra = fitted(self.spark.createDataFrame(built.table), good.schema)
+        except CannotFit as e:
+            log.info("%d records of this batch converted per record do not fit the others' types (%s); the batch "
+                     "is handed over from records", len(survivors), e)
+            records = output.to_records(good.toArrow()) + survivors
+            return _frame_of_records(self.spark, records, self.converter, raws, raw)
+        log.info("%d records of this batch were converted per record and are written beside the others",
+                 len(survivors))
+        return good.unionByName(extra)
+
+    def _from_records(self, raw: "DataFrame") -> "DataFrame | None":
+        """The batch converted per record on the driver (no vectorized plan)."""
+        cached = raw.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+        try:
+            converted = self.converter.convert(raw_records(cached.toArrow()))
+            return _frame_of_records(self.spark, converted.records, self.converter, converted.raw_by_coordinates,
+                                     cached)
+        finally:
+            cached.unpersist()
 
 
-def _from_records(spark: "SparkSession", raw: "DataFrame", converter: RecordConverter) -> FrameBatch:
-    """The batch converted per record on the driver (no vectorized plan)."""
-    from connect_spark.columnar.plan import batch_offset_ranges
-
-    cached = raw.persist(StorageLevel.MEMORY_AND_DISK_DESER)
-    try:
-        ranges = batch_offset_ranges(cached)
-        first = {tp: start for tp, (start, _) in ranges.items()}
-        consumed = {tp: end for tp, (_, end) in ranges.items()}
-        converted = converter.convert(raw_records(cached.toArrow())) if consumed else None
-        frame = _frame_of_records(spark, converted.records, converter, converted.raw_by_coordinates,
-                                  cached) if converted else None
-    finally:
-        cached.unpersist()
-    return FrameBatch(frame, first, consumed)
+def _needing_row(message: str, marker: str) -> str:
+    """``topic[partition]@offset`` from the guard's error message (best effort, for the log)."""
+    at = message.find(marker)
+    return message[at + len(marker) + 2:].split()[0] if at >= 0 else "?"
 
 
 def _frame_of_records(spark: "SparkSession", records: list, converter: RecordConverter,

@@ -4,15 +4,17 @@ Chosen by :func:`~.processor.choose_processor` for a ``DataFrameSinkTask`` in ei
 One instance owns every partition (Spark parallelises its DataFrame work, so ``tasks.max`` does not
 apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 
-1. :func:`connect_spark.runtime.dataframe_mode.build_frame_batch` converts the batch (vectorized plan
-   where it proves exact, the per-record path for the rest; tolerated records go to the log / dead
-   letter queue);
-2. partitions seen for the first time are assigned; rows the task's ``rejected_rows`` names (an upsert
+1. the batch's offset ranges are read from the query's offset log (no Spark job);
+2. partitions seen for the first time are assigned;
+3. :func:`~.task_loop.hand_over`: dead letter queue writes acknowledged, then
+   :meth:`connect_spark.runtime.dataframe_mode.FrameBatches.deliver` converts the batch (vectorized plan
+   where it proves exact, in one Spark pass with the write when the sink's writes are atomic; the
+   per-record path for the rest, tolerated records to the log / dead letter queue, whose writes are
+   acknowledged before the frame is handed over); rows the task's ``rejected_rows`` names (an upsert
    record without a usable key) are reported under ``errors.*`` and left out of the frame
-   (:func:`~.frame_errors.drop_rejected_rows`);
-3. :func:`~.task_loop.hand_over`: dead letter queue writes acknowledged, then ``put_dataframe`` — the
-   sink may commit data and offsets here (the Delta sink's table commit) — with the retriable back-off;
-4. the commit tick (:meth:`~.worker_task.WorkerSinkTask.maybe_commit`), then the batch's cache is released.
+   (:func:`~.frame_errors.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
+   and offsets here (the Delta sink's table commit) — with the retriable back-off;
+4. the commit tick (:meth:`~.worker_task.WorkerSinkTask.maybe_commit`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from connect_spark.runtime.dataframe_mode import build_frame_batch
+from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
@@ -48,31 +50,43 @@ class DataFrameProcessor(DriverTasks):
         super().__init__(setup, setup.task_configs[:1])
         self.spark = setup.spark
         self.plan = compile_plan(setup.connector, setup.worker)
+        self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter)
+        self.batch_ranges = setup.batch_ranges
 
     def process(self, batch: "DataFrame", batch_id: int) -> None:
         unit = self.units[0]
         worker_task = unit.worker_task
         # 1.
-        frame_batch = build_frame_batch(self.spark, batch, self.plan, unit.plugins.converter)
-        try:
-            self.batches += 1
-            read = sum(frame_batch.consumed[tp] - frame_batch.first[tp] for tp in frame_batch.consumed)
-            self.records_read += read
-            worker_task.metrics.record_read(read)
-            # 2.
-            new = {tp: off for tp, off in frame_batch.first.items() if tp not in self.assignment.task_of}
-            if new:
-                self.assign_new(new)
-            # 3.
-            frame = frame_batch.frame
-            if frame is not None:  # rows the task names as unwritable go to errors.* instead
-                frame = drop_rejected_rows(unit.task, frame, batch, unit.plugins.error_handler)
-            put = (lambda: unit.task.put_dataframe(frame, batch_id)) if frame is not None else (lambda: None)
-            if not hand_over(unit, put, frame_batch.consumed, self.wait):
-                return  # the connector is stopping
-            worker_task.metrics.record_sent(read)
-            # 4.
-            self.after_delivery(unit, frame_batch.consumed)
-            self.collect_rewinds()
-        finally:
-            frame_batch.release()
+        ranges = self.batch_ranges(batch_id)
+        if ranges is None:  # not in the log (e.g. a partition that appeared mid-query): one aggregation
+            from connect_spark.columnar.plan import batch_offset_ranges
+
+            ranges = batch_offset_ranges(batch)
+        first = {tp: start for tp, (start, _) in ranges.items()}
+        consumed = {tp: end for tp, (_, end) in ranges.items()}
+        self.batches += 1
+        read = sum(end - start for start, end in ranges.values())
+        self.records_read += read
+        worker_task.metrics.record_read(read)
+        # 2.
+        new = {tp: off for tp, off in first.items() if tp not in self.assignment.task_of}
+        if new:
+            self.assign_new(new)
+        # 3.
+        task, frames = unit.task, self.frames
+
+        def write(frame: "DataFrame") -> None:
+            # rows the task names as unwritable go to errors.* instead, acknowledged before the write
+            frame = drop_rejected_rows(task, frame, batch, unit.plugins.error_handler)
+            unit.await_dead_letters()
+            task.put_dataframe_batch(frame, batch_id, ranges)
+
+        def put() -> None:
+            frames.deliver(batch, ranges, write, task.writes_atomically(), unit.await_dead_letters)
+
+        if not hand_over(unit, put, consumed, self.wait):
+            return  # the connector is stopping
+        worker_task.metrics.record_sent(read)
+        # 4.
+        self.after_delivery(unit, consumed)
+        self.collect_rewinds()

@@ -57,6 +57,8 @@ class ProcessorSetup:
         commit: writes offsets to the offset store (and the runner's view of them).
         wait: the back-off wait between ``put`` attempts; returns False when the connector stops.
         clock: monotonic seconds.
+        batch_ranges: per batch id of the running query, the first and next offset per topic-partition
+            the batch read, from the query's offset log (``None`` when it cannot say).
     """
 
     spark: "SparkSession"
@@ -69,6 +71,7 @@ class ProcessorSetup:
     commit: Callable[[Mapping[TopicPartition, int]], None]
     wait: Wait
     clock: Callable[[], float]
+    batch_ranges: Callable[[int], "dict[TopicPartition, tuple[int, int]] | None"] = lambda batch_id: None
 
 
 class BatchProcessor(abc.ABC):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from connect_spark.api.records import TopicPartition
+from connect_spark.streaming.offset_log import batch_ranges
 from connect_spark.streaming.source import kafka_source_options, raw_columns, read_kafka_stream
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class ConnectorQuery:
         self.trigger_ms = trigger_ms
         self.generation = 0
         self.query: "StreamingQuery | None" = None
+        self.checkpoint: Path | None = None  # the running generation's folder and starting positions
+        self.started_from: dict[TopicPartition, int] = {}
 
     def start(self, positions: Mapping[TopicPartition, int],
               on_batch: Callable[["DataFrame", int], None]) -> "StreamingQuery":
@@ -85,9 +88,17 @@ class ConnectorQuery:
             writer = writer.trigger(availableNow=True)
         else:
             writer = writer.trigger(processingTime=f"{self.trigger_ms} milliseconds")
+        self.checkpoint, self.started_from = checkpoint, dict(positions)
         self.query = writer.start()
         log.info("%s: query generation %d started (checkpoint %s)", self.connector_name, self.generation, checkpoint)
         return self.query
+
+    def batch_ranges(self, batch_id: int) -> dict[TopicPartition, tuple[int, int]] | None:
+        """First and next offset per topic-partition of the running generation's batch ``batch_id``, from
+        its offset log (called by processors inside ``foreachBatch``); ``None`` when the log cannot say."""
+        if self.checkpoint is None:
+            return None
+        return batch_ranges(self.checkpoint, batch_id, self.started_from)
 
     def stop(self, forget: bool = False) -> None:
         """Stop the running generation (the caller makes sure no batch is in flight).

@@ -9,7 +9,11 @@ topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resol
 * b — connect_spark's Delta sink (``DeltaSink``), exactly-once, JsonConverter without schemas;
 * c — connect_spark with a per-record Python task (:mod:`jobs.bench.per_record_sink`), StringConverter;
 * d1 — Apache Kafka Connect's standalone worker with ``FileStreamSinkConnector`` and StringConverter;
-* d2 — connect_spark's FileStreamSink-compatible connector, same configuration as d1.
+* d2 — connect_spark's FileStreamSink-compatible connector, same configuration as d1;
+* b1 — b on a topic where 1 % of the records need the per-record conversion path (``amount`` written
+  as an integer where the others have a fraction: valid, but not provably exact for the vectorized plan);
+* a0, b0 — a and b with their defaults (no Spark setting, no batch bound, no execution mode): the wall
+  time of a cold ``--available-now`` run, start-up included, is the figure to compare.
 
 a, b and c get the same Spark settings (:attr:`BenchSettings.spark_conf`) and the same batch bound;
 the connect_spark arms ask for ``task.execution.mode=executor``.
@@ -131,6 +135,8 @@ def _spawn(command: list[str], work: Path) -> tuple[subprocess.Popen, Path]:
 class Arm:
     key: str = ""
     label: str = ""
+    #: > 0: the arm reads a topic where every ``odd_every``-th record needs the per-record path
+    odd_every: int = 0
     #: True when, launched for a drain (``RunSpec.available_now``), the process exits by itself once drained.
     exits_when_drained: bool = True
 
@@ -145,15 +151,21 @@ class Arm:
 class PlainSparkArm(Arm):
     key, label = "a", "plain Spark: kafka → from_json → delta"
 
+    def __init__(self, defaults: bool = False) -> None:
+        self.defaults = defaults
+        if defaults:
+            self.key, self.label = "a0", "plain Spark with its defaults (cold, wall time)"
+
     def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
         table, checkpoint = spec.work / "table", spec.work / "checkpoint"
         command = [sys.executable, "-m", "jobs.bench.plain_spark_job", "--bootstrap", settings.bootstrap_servers,
                    "--topic", spec.topic, "--table", str(table), "--checkpoint", str(checkpoint),
-                   "--max-offsets-per-trigger", str(settings.max_offsets_per_trigger),
                    "--trigger-ms", str(settings.trigger_ms)]
+        if not self.defaults:
+            command += ["--max-offsets-per-trigger", str(settings.max_offsets_per_trigger)]
         if spec.available_now:
             command.append("--available-now")
-        for key, value in settings.spark_conf.items():
+        for key, value in ({} if self.defaults else settings.spark_conf).items():
             command += ["--conf", f"{key}={value}"]
         process, log_file = _spawn(command, spec.work)
         return Launched(process, SparkCheckpointWatcher(checkpoint, spec.topic),
@@ -166,8 +178,10 @@ class ConnectSparkArm(Arm):
     def __init__(self, key: str, label: str, connector_class: str,
                  connector_props: Callable[[RunSpec], dict[str, str]],
                  check: Callable[[RunSpec, range], health.Health],
-                 converters: dict[str, str]) -> None:
+                 converters: dict[str, str], defaults: bool = False, odd_every: int = 0) -> None:
         self.key, self.label = key, label
+        self.defaults = defaults
+        self.odd_every = odd_every
         self.connector_class = connector_class
         self.connector_props = connector_props
         self._check = check
@@ -185,6 +199,10 @@ class ConnectSparkArm(Arm):
     def worker(self, settings: BenchSettings, spec: RunSpec) -> dict[str, str]:
         from connect_spark.localkafka import free_port
 
+        if self.defaults:  # what a user writes without tuning anything
+            return {"bootstrap.servers": settings.bootstrap_servers, **self.converters,
+                    "checkpoint.location": str(spec.work / "checkpoints"), "offset.storage.replication.factor": "1",
+                    "listeners": f"http://127.0.0.1:{free_port()}"}
         return {
             "bootstrap.servers": settings.bootstrap_servers,
             **self.converters,
@@ -265,18 +283,30 @@ _STRING_CONVERTERS = {
 }
 
 
+_DELTA_CONVERTERS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
+
+
+def _delta_arm(key: str, label: str, **options) -> "ConnectSparkArm":
+    return ConnectSparkArm(key, label, "DeltaSink",
+                           lambda spec: {"delta.table.path": str(spec.work / "table"), "insert.mode": "append"},
+                           lambda spec, ids: health.delta_health(spec.work / "table", ids), _DELTA_CONVERTERS,
+                           **options)
+
+
+#: Every n-th record of arm b1's topic needs the per-record path (1 %).
+ODD_EVERY = 100
+
+
 def default_arms() -> list[Arm]:
     """Every arm, in the order they run within a round."""
     return [
         PlainSparkArm(),
-        ConnectSparkArm(
-            "b", "connect_spark DeltaSink (executor mode, exactly-once)", "DeltaSink",
-            lambda spec: {"delta.table.path": str(spec.work / "table"), "insert.mode": "append"},
-            lambda spec, ids: health.delta_health(spec.work / "table", ids),
-            {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-             "value.converter.schemas.enable": "false"},
-        ),
+        _delta_arm("b", "connect_spark DeltaSink (exactly-once)"),
+        _delta_arm("b1", "connect_spark DeltaSink, 1 % of records per record", odd_every=ODD_EVERY),
         ConnectSparkArm(
             "c", "connect_spark per-record Python task (executor mode)",
             "jobs.bench.per_record_sink:PerRecordSinkConnector",
@@ -291,4 +321,6 @@ def default_arms() -> list[Arm]:
             lambda spec, ids: health.lines_health(spec.work / "out", ids),
             _STRING_CONVERTERS,
         ),
+        PlainSparkArm(defaults=True),
+        _delta_arm("b0", "connect_spark DeltaSink with its defaults (cold, wall time)", defaults=True),
     ]

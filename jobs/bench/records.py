@@ -32,8 +32,18 @@ def record_key(i: int) -> bytes:
     return b"user-%05d" % (i % 10_000)
 
 
-def record_value(i: int, ts_ms: int = 1_700_000_000_000) -> bytes:
-    """The JSON value of record ``i`` (unique ``id`` = ``i``)."""
+def record_value(i: int, ts_ms: int = 1_700_000_000_000, odd_every: int = 0) -> bytes:
+    """The JSON value of record ``i`` (unique ``id`` = ``i``).
+
+    ``odd_every`` > 0: every ``odd_every``-th record writes ``amount`` as an integer (``"amount":7``)
+    where the others have a fraction: valid data that connect_spark's vectorized plan cannot prove
+    exact (the shape says DOUBLE), so those records take the per-record path and survive it.
+    """
+    if odd_every and i % odd_every == 0:
+        text = record_value(i, ts_ms)
+        start = text.index(b'"amount":') + len(b'"amount":')
+        end = text.index(b",", start)
+        return text[:start] + str(i % 1000).encode() + text[end:]
     return _TEMPLATE.format(
         id=i, user=i % 10_000, amount=(i % 100_000) * 0.37, status=_STATUSES[i % 4],
         country=_COUNTRIES[i % 8], device=_DEVICES[i % 3], ts=ts_ms + i, score=(i % 997) / 997,

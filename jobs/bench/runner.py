@@ -183,6 +183,14 @@ def run_benchmark(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, wor
     filled = prefill(settings.bootstrap_servers, topic, settings.partitions, plan.records)
     end = end_offsets(settings.bootstrap_servers, topic)
     echo(f"pre-filled {topic}: {plan.records} records, {filled.payload_bytes / 1e6:.1f} MB in {filled.seconds:.1f} s")
+    odd_topics: dict[int, tuple[str, Any, dict[int, int]]] = {}  # odd_every → (topic, prefill, end offsets)
+    for odd_every in sorted({a.odd_every for a in available if a.odd_every}):
+        odd_topic = f"{topic}-odd{odd_every}"
+        create_topic(settings.bootstrap_servers, odd_topic, settings.partitions)
+        odd_filled = prefill(settings.bootstrap_servers, odd_topic, settings.partitions, plan.records,
+                             odd_every=odd_every)
+        odd_topics[odd_every] = (odd_topic, odd_filled, end_offsets(settings.bootstrap_servers, odd_topic))
+        echo(f"pre-filled {odd_topic}: every {odd_every}th record needs the per-record path")
     results["prefill"] = {"topic": topic, "records": plan.records, "payload_bytes": filled.payload_bytes,
                           "avg_record_bytes": round(filled.payload_bytes / max(plan.records, 1), 1),
                           "seconds": round(filled.seconds, 1), "end_offsets": end}
@@ -192,9 +200,10 @@ def run_benchmark(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, wor
         warmup = round_no < plan.warmup
         for arm in available:
             run_id = f"bench-{session}-{arm.key}-r{round_no}"
-            spec = RunSpec(topic, run_id, work_dir / run_id, available_now=True)
+            arm_topic, arm_filled, arm_end = odd_topics.get(arm.odd_every, (topic, filled, end))
+            spec = RunSpec(arm_topic, run_id, work_dir / run_id, available_now=True)
             spec.work.mkdir(parents=True)
-            run = measure_drain(arm, settings, spec, end, filled.payload_bytes, plan.drain_timeout_s)
+            run = measure_drain(arm, settings, spec, arm_end, arm_filled.payload_bytes, plan.drain_timeout_s)
             run.update(round=round_no, warmup=warmup)
             results["arms"][arm.key]["runs"].append(run)
             echo(_run_line(arm, run))

@@ -1,6 +1,7 @@
 """The benchmark harness on a tiny input, through the same code as the real run, so it cannot rot.
 
-Every arm runs once (no warm-up) on 2,000 records; an arm whose connector does not exist yet must be
+Every arm runs once (no warm-up) on 2,000 records (b1 on a second topic where every 100th needs the
+per-record path); an arm whose connector does not exist yet must be
 reported ``unavailable: ...`` rather than fail. Figures are not asserted (the machine is shared);
 output health is: every available arm wrote each record exactly once.
 """
@@ -24,7 +25,7 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
     paths = write_results(results, settings.as_dict(), plan.as_dict(), work_dir / "results")
 
     arms = results["arms"]
-    assert set(arms) == {"a", "b", "c", "d1", "d2"}
+    assert set(arms) == {"a", "b", "b1", "c", "d1", "d2", "a0", "b0"}
     ran = []
     for key, arm in arms.items():
         if arm["status"].startswith("unavailable: "):
@@ -41,7 +42,7 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
 
     doc = json.loads(paths["json"].read_text())
     assert doc["environment"]["versions"]["pyspark"] == "4.0.0"
-    assert {t["target"] for t in doc["targets"]} >= {"b ÷ a records/s ≥ 1.0", "d2 ÷ d1 records/s ≥ 1.5"}
+    assert {t["target"] for t in doc["targets"]} >= {"b ÷ a records/s ≥ 1.0", "d2 ÷ d1 records/s ≥ 0.6"}
     markdown = paths["md"].read_text()
     for key, arm in arms.items():
         assert f"| {key} | {arm['label']} | {arm['status']} |" in markdown

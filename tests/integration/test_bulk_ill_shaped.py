@@ -212,3 +212,32 @@ def test_upsert_and_delete_without_a_usable_key_are_record_errors(spark, bootstr
     assert f"{topic_name}[0]@9" in letters[9][1]["__connect.errors.exception.message"].decode()
     assert letters[7][0] == json.dumps({"order_id": 7, "amount": 7}).encode()
     assert result.committed == {TopicPartition(topic_name, 0): 40}
+
+
+def test_a_later_batch_must_fit_the_existing_tables_column_types(spark, bootstrap_servers, topic_name, work_dir):
+    create_topic(bootstrap_servers, topic_name, 1)
+    produce(bootstrap_servers, topic_name, ((0, None, json.dumps({"id": i, "amount": i + 0.5}).encode(), [])
+                                            for i in range(10)))
+    table = str(Path(work_dir) / "typed")
+    dlq = f"dlq-{topic_name}"
+    connector = with_dlq({"name": f"typed-{topic_name}", "topics": topic_name, "connector.class": "DeltaSink",
+                          "delta.table.path": table}, dlq)
+    worker = json_worker(bootstrap_servers, work_dir)
+    assert run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker).exit_code == 0
+    # a later batch where every amount is an integer (widens into the double column) but for two strings,
+    # and one id is a fraction (a double does not go into the long column)
+    later = [{"id": i, "amount": i} for i in range(10, 20)]
+    later[3]["amount"], later[6]["amount"], later[8]["id"] = "x", "y", 18.5
+    produce(bootstrap_servers, topic_name, ((0, None, json.dumps(v).encode(), []) for v in later))
+    result = run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker)
+    assert result.exit_code == 0
+    rows = spark.read.format("delta").load(table)
+    assert dict(rows.dtypes) == {"id": "bigint", "amount": "double"}
+    assert sorted((r["id"], r["amount"]) for r in rows.where("id >= 10").collect()) == [
+        (i, float(i)) for i in range(10, 20) if i not in (13, 16, 18)]
+    letters = dead_letters(bootstrap_servers, dlq)
+    assert set(letters) == {13, 16, 18}
+    assert "'amount'" in letters[13][1]["__connect.errors.exception.message"].decode()
+    message = letters[18][1]["__connect.errors.exception.message"].decode()
+    assert f"{topic_name}[0]@18" in message and "'id'" in message and "fraction" in message and "bigint" in message
+    assert result.committed == {TopicPartition(topic_name, 0): 20}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from connect_spark.columnar.plan import compile_plan
-from connect_spark.runtime.dataframe_mode import build_frame_batch
+from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
+from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
 from tests.integration.test_columnar_equivalence import RAW_DDL, _connector, _raw, run_both
 
@@ -62,42 +62,74 @@ def test_fast_check_edge_texts_match_per_record(spark, tmp_path):
     assert counts["fallback"] >= 8  # NaN, single quotes, duplicates, wrong kinds, extra keys, ...
 
 
-def _frame_values(batch) -> list[dict]:
-    table = batch.frame.toArrow()
-    return table.column("value").to_pylist()
+def _deliver(frames: FrameBatches, raw, atomic: bool = False):
+    """Hand ``raw`` over as the runner does; the frame as Arrow (read while the batch's cache lives) and
+    the batch's offset ranges."""
+    ranges = batch_offset_ranges(raw)
+    got = []
+    frames.deliver(raw, ranges, lambda frame: got.append(frame.toArrow()), atomic)
+    return (got[0] if got else None), ranges
+
+
+def _ids(table) -> list[int]:
+    return sorted(v["id"] for v in table.column("value").to_pylist())
 
 
 def test_learned_shape_is_reused_then_relearned(spark, tmp_path):
     connector, worker = _connector(tmp_path, **SCHEMALESS)
     plan = compile_plan(connector, worker)
-    converter = build_task_plugins(connector, worker, 0).converter
+    frames = FrameBatches(spark, plan, build_task_plugins(connector, worker, 0).converter)
 
-    first = spark.createDataFrame(_dominant_rows(0, 20), RAW_DDL)
-    batch = build_frame_batch(spark, first, plan, converter)
-    try:
-        assert not plan.reused_samples
-        assert [v["id"] for v in _frame_values(batch)] == list(range(20))
-    finally:
-        batch.release()
+    table, _ = _deliver(frames, spark.createDataFrame(_dominant_rows(0, 20), RAW_DDL))
+    assert not plan.reused_samples
+    assert [v["id"] for v in table.column("value").to_pylist()] == list(range(20))
 
-    second = spark.createDataFrame(_dominant_rows(20, 20), RAW_DDL)
-    batch = build_frame_batch(spark, second, plan, converter)
-    try:
-        assert plan.reused_samples  # no sample: the shape of the first batch still fits
-        assert [v["id"] for v in _frame_values(batch)] == list(range(20, 40))
-    finally:
-        batch.release()
+    table, _ = _deliver(frames, spark.createDataFrame(_dominant_rows(20, 20), RAW_DDL))
+    assert plan.reused_samples  # no sample: the shape of the first batch still fits
+    assert [v["id"] for v in table.column("value").to_pylist()] == list(range(20, 40))
 
     other_shape = [_raw(40 + i, json.dumps({"order": i, "amount": i + 0.5}).encode(), key=b"k") for i in range(20)]
-    third = spark.createDataFrame(other_shape, RAW_DDL)
-    batch = build_frame_batch(spark, third, plan, converter)
-    try:
-        assert not plan.reused_samples  # every row missed the old shape: learnt again from this batch
-        values = _frame_values(batch)
-        assert [v["order"] for v in values] == list(range(20))
-        assert [v["amount"] for v in values] == [i + 0.5 for i in range(20)]
-        # offsets 40..59, even ones in partition 0 and odd ones in partition 1
-        assert {(tp.topic, tp.partition): end for tp, end in batch.consumed.items()} == {("orders", 0): 59,
-                                                                                         ("orders", 1): 60}
-    finally:
-        batch.release()
+    table, ranges = _deliver(frames, spark.createDataFrame(other_shape, RAW_DDL))
+    assert not plan.reused_samples  # every row missed the old shape: learnt again from this batch
+    values = table.column("value").to_pylist()
+    assert [v["order"] for v in values] == list(range(20))
+    assert [v["amount"] for v in values] == [i + 0.5 for i in range(20)]
+    # offsets 40..59, even ones in partition 0 and odd ones in partition 1
+    assert {(tp.topic, tp.partition): end for tp, (_, end) in ranges.items()} == {("orders", 0): 59, ("orders", 1): 60}
+
+
+def test_one_pass_for_clean_batches_and_survivors_beside_the_good_rows_otherwise(spark, tmp_path):
+    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+
+    table, _ = _deliver(frames, spark.createDataFrame(_dominant_rows(0, 40), RAW_DDL), atomic=True)
+    assert _ids(table) == list(range(40))
+    assert (frames.one_pass_batches, frames.checked_batches) == (1, 0)
+
+    # an integer where the shape has a fraction needs the per-record path and survives (widened to the
+    # column's double); NaN fails it (errors.tolerance=all)
+    rows = _dominant_rows(40, 40)
+    rows[5] = _raw(45, (DOMINANT % (45, 45, "7", 45)).encode(), key=b"k")
+    rows[9] = _raw(49, (DOMINANT % (49, 49, "NaN", 49)).encode(), key=b"k")
+    table, _ = _deliver(frames, spark.createDataFrame(rows, RAW_DDL), atomic=True)
+    assert _ids(table) == [i for i in range(40, 80) if i != 49]
+    survivor = next(v for v in table.column("value").to_pylist() if v["id"] == 45)
+    assert survivor["price"] == 7.0 and survivor["inner"] == {"b": "x", "a": 45}
+    assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (1, 1, 2)
+    assert not frames.one_pass_next  # rows fell back: the next batch is checked first
+
+    table, _ = _deliver(frames, spark.createDataFrame(_dominant_rows(80, 10), RAW_DDL), atomic=True)
+    assert _ids(table) == list(range(80, 90))
+    assert (frames.one_pass_batches, frames.checked_batches) == (1, 2) and frames.one_pass_next
+    table, _ = _deliver(frames, spark.createDataFrame(_dominant_rows(90, 10), RAW_DDL), atomic=True)
+    assert (frames.one_pass_batches, frames.checked_batches) == (2, 2)
+
+
+def test_a_survivor_that_does_not_fit_the_good_rows_rebuilds_the_batch_from_records(spark, tmp_path):
+    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+    rows = _dominant_rows(0, 20)
+    rows.append(_raw(20, b'{"id":20,"user":"u","price":1.5,"ok":true,"tags":[1],"inner":{"b":"x","a":1},"extra":1}',
+                     key=b"k"))
+    table, _ = _deliver(frames, spark.createDataFrame(rows, RAW_DDL), atomic=True)
+    assert _ids(table) == list(range(21))

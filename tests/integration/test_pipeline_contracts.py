@@ -42,7 +42,8 @@ def test_a_failed_dlq_write_fails_the_batch_before_the_delta_commit(spark, boots
     assert result.exit_code == 1
     assert sum(end_offsets(bootstrap_servers, dlq).values()) == 0
     # Nothing of the batch reached the table, and no offset was committed past the lost report.
-    assert not (table / "_delta_log").exists() or spark.read.format("delta").load(str(table)).count() == 0
+    # (the abandoned one-pass write may leave an empty _delta_log folder: no commit file is the proof)
+    assert not list((table / "_delta_log").glob("*.json"))
     assert result.committed == {}
 
 

@@ -114,3 +114,14 @@ def test_records_to_frame_sets_misfits_apart_with_their_coordinates():
         assert "t[0]@1" in str(e)
     else:
         raise AssertionError("records_to_frame accepted a misfit")
+
+
+def test_which_column_types_widen_into_a_delta_tables():
+    from pyspark.sql import types as T
+
+    from connect_spark.connectors.delta.rows import widens
+
+    assert widens(T.IntegerType(), T.LongType()) and widens(T.LongType(), T.DoubleType())
+    assert widens(T.FloatType(), T.DoubleType()) and widens(T.NullType(), T.StringType())
+    assert not widens(T.DoubleType(), T.LongType()) and not widens(T.LongType(), T.IntegerType())
+    assert not widens(T.StringType(), T.DoubleType()) and not widens(T.BooleanType(), T.DoubleType())

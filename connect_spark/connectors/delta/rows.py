@@ -17,7 +17,19 @@ from typing import TYPE_CHECKING, Mapping
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import (
+    ArrayType,
+    ByteType,
+    DataType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    NullType,
+    ShortType,
+    StructType,
+)
 
 from connect_spark.api.errors import ConnectException, DataException
 from connect_spark.api.records import TopicPartition
@@ -27,7 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_key", "key_columns", "not_yet_stored",
-           "data_columns", "unusable_key"]
+           "data_columns", "unusable_key", "table_type_misfits", "fit_to_table", "widens"]
 
 TOMBSTONE = "__connect_tombstone"
 ORDER = "__connect_order"
@@ -105,32 +117,114 @@ def unusable_key(frame: "DataFrame", config: DeltaSinkConfig) -> Column | None:
     return F.when(checked, reason)
 
 
-def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":
-    """The frame as table columns plus the helper columns (see the module docstring)."""
-    columns: list[Column] = []
+def _table_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[tuple[str, Column]]:
+    """The table's columns as (name, expression over the frame), in table order."""
+    columns: list[tuple[str, Column]] = []
     taken: set[str] = set()
     if config.pk_mode == "record_key":
         key_type = frame.schema["key"].dataType
         names = key_columns(frame, config)
         if isinstance(key_type, StructType):
-            columns += [F.col("key").getField(n).alias(n) for n in names]
+            columns += [(n, F.col("key").getField(n)) for n in names]
         else:
-            columns.append(F.col("key").alias(names[0]))
+            columns.append((names[0], F.col("key")))
         taken.update(names)
     value_type = frame.schema["value"].dataType
     if isinstance(value_type, StructType):
-        columns += [F.col("value").getField(f.name).alias(f.name) for f in value_type.fields if f.name not in taken]
+        columns += [(f.name, F.col("value").getField(f.name)) for f in value_type.fields if f.name not in taken]
         taken.update(f.name for f in value_type.fields)
     elif "value" not in taken:
-        columns.append(F.col("value").alias("value"))
+        columns.append(("value", F.col("value")))
         taken.add("value")
     for source, name in config.coordinate_columns.items():
         if name in taken:
             raise ConnectException(f"delta.column.{source}={name} clashes with a record field of the same name")
-        columns.append(F.col(source).alias(name))
+        columns.append((name, F.col(source)))
+    return columns
+
+
+def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":
+    """The frame as table columns plus the helper columns (see the module docstring)."""
+    columns = [c.alias(name) for name, c in _table_columns(frame, config)]
     columns.append(F.col("value").isNull().alias(TOMBSTONE))
     columns.append(F.col("original_offset").alias(ORDER))
     return frame.select(*columns)
+
+
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_NESTED = (StructType, ArrayType, MapType)
+
+
+def widens(source: DataType, target: DataType) -> bool:
+    """True when every value of ``source`` is a value of ``target``: equal types, nulls only, a narrower
+    integer, an integer or float into double. Nested types are compared by Delta itself."""
+    if source == target or isinstance(source, NullType):
+        return True
+    if isinstance(source, _INTEGRAL) and isinstance(target, _INTEGRAL):
+        return _INTEGRAL.index(type(source)) <= _INTEGRAL.index(type(target))
+    return isinstance(target, DoubleType) and isinstance(source, (*_INTEGRAL, FloatType))
+
+
+def _mismatched(source: DataType, target: DataType) -> bool:
+    """A column type the table's column cannot take, not even by widening (nested pairs left to Delta)."""
+    if isinstance(source, _NESTED) and type(source) is type(target):
+        return False
+    return not widens(source, target)
+
+
+def table_type_misfits(frame: "DataFrame", config: DeltaSinkConfig, table: StructType) -> Column | None:
+    """Why a record's field cannot go into the existing table's column (its type neither equals nor widens
+    into the column's), or null when it can; ``None`` when every column fits.
+
+    Called by the task's ``rejected_rows``: a table column keeps its type, so a value of another type is a
+    record error, never a silent cast or a failed commit.
+    """
+    table_types = {f.name.lower(): f.dataType for f in table.fields}
+    columns = _table_columns(frame, config)
+    types = frame.select(*[c.alias(f"c{i}") for i, (_, c) in enumerate(columns)]).schema.fields
+    reason: Column | None = None
+    for (name, column), field in zip(columns, types):
+        target = table_types.get(name.lower())
+        if target is None or not _mismatched(field.dataType, target):
+            continue
+        if _fractions_into_integers(field.dataType, target):
+            # a schemaless batch holding one fraction types the whole field double: its whole numbers
+            # still go into the integer column, the fractions (and numbers beyond it) do not
+            bound = float(2 ** (8 * {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}[type(target)] - 1))
+            refused = column.isNotNull() & (F.isnan(column) | (column != F.floor(column))
+                                            | (column < -bound) | (column >= bound))
+            text = (f"field '{name}' is a fraction or a number beyond the range of the Delta table's column "
+                    f"({target.simpleString()})")
+        else:
+            refused = column.isNotNull()
+            text = (f"field '{name}' is a {field.dataType.simpleString()} where the Delta table's column is "
+                    f"{target.simpleString()}")
+        reason = F.when(refused, F.lit(text)) if reason is None else reason.when(refused, F.lit(text))
+    return reason
+
+
+def _fractions_into_integers(source: DataType, target: DataType) -> bool:
+    return isinstance(source, (DoubleType, FloatType)) and isinstance(target, _INTEGRAL)
+
+
+def fit_to_table(rows: "DataFrame", table: StructType) -> "DataFrame":
+    """``rows`` (from :func:`table_rows`) with columns cast to the existing table's types where they widen
+    (or are whole numbers typed double, see :func:`table_type_misfits`); a column that does not fit holds
+    only nulls here (its values were rejected) and is typed as the table's."""
+    table_types = {f.name.lower(): f.dataType for f in table.fields}
+    changed = False
+    columns = []
+    for field in rows.schema.fields:
+        target = table_types.get(field.name.lower()) if field.name not in HELPER_COLUMNS else None
+        if target is None or field.dataType == target or (isinstance(field.dataType, _NESTED)
+                                                           and type(field.dataType) is type(target)):
+            columns.append(F.col(_quoted(field.name)))
+            continue
+        changed = True
+        fits = widens(field.dataType, target) or _fractions_into_integers(field.dataType, target)
+        source = F.col(_quoted(field.name)) if fits else F.lit(None)
+        columns.append(source.cast(target).alias(field.name))
+    return rows.select(*columns) if changed else rows
 
 
 def data_columns(rows: "DataFrame") -> list[str]:

@@ -3,14 +3,16 @@
 How exactly-once works (ARCHITECTURE.md §5):
 
 1. Every commit the task makes stores, in the same Delta commit, the next Kafka offset of every
-   partition written to that table so far (``ledger.py``).
+   partition written to that table so far (``ledger.py``). They are known before the write: the
+   runtime gives the batch's ranges from the query's offset log (``put_dataframe_batch``), so the
+   write is the batch's only Spark job; a frame handed over without them is aggregated first.
 2. ``open`` reads those offsets back and rewinds the assigned partitions with ``context.offset``, so
    the runtime resumes from what the table holds, not from ``connect-offsets``, which may lag behind
    (a crash between the Delta commit and the offset commit) or be lost.
-3. ``put_dataframe`` drops every record whose offset is below the table's stored next offset before
+3. ``put_dataframe(_batch)`` drops every record whose offset is below the table's stored next offset before
    writing. Re-delivered records are therefore never written twice, whatever Spark's batch id is
    (it restarts with each checkpoint generation, so it is not used).
-4. ``put_dataframe`` returns only after the commit, so everything handed over is in the table (or was
+4. ``put_dataframe(_batch)`` returns only after the commit, so everything handed over is in the table (or was
    skipped on purpose: tombstones without ``delete.enabled``) and ``pre_commit`` returns the
    offsets it was given.
 
@@ -32,12 +34,21 @@ from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 from connect_spark.connectors.delta.ledger import StoredOffsets, read_stored_offsets
-from connect_spark.connectors.delta.rows import key_columns, not_yet_stored, table_rows, unusable_key
+from connect_spark.connectors.delta.rows import (
+    data_columns,
+    fit_to_table,
+    key_columns,
+    not_yet_stored,
+    table_rows,
+    table_type_misfits,
+    unusable_key,
+)
 from connect_spark.connectors.delta.target import TableTarget, is_templated, target_for_topic
 from connect_spark.connectors.delta.writer import compact, write_batch
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ["DeltaSinkTask", "VERSION"]
 
@@ -61,6 +72,7 @@ class DeltaSinkTask(DataFrameSinkTask):
         self.config: DeltaSinkConfig | None = None
         self._stored: dict[TableTarget, StoredOffsets] = {}
         self._commits: Counter[TableTarget] = Counter()
+        self._schemas: dict[TableTarget, "StructType | None"] = {}
 
     def version(self) -> str:
         return VERSION
@@ -70,6 +82,7 @@ class DeltaSinkTask(DataFrameSinkTask):
         self.config = DeltaSinkConfig.parse(props)
         self._stored.clear()
         self._commits.clear()
+        self._schemas.clear()
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         """Called by the runtime when partitions are assigned: rewind them to the offsets the tables hold."""
@@ -91,15 +104,36 @@ class DeltaSinkTask(DataFrameSinkTask):
             self.context.offset(seeks)
 
     def rejected_rows(self, frame: "DataFrame") -> "Column | None":
-        """Called by the runtime before ``put_dataframe``: in upsert mode, records without a usable key
-        (no key, a null key field) are record errors, never rows keyed by null."""
-        return unusable_key(frame, self._require_config())
+        """Called by the runtime before ``put_dataframe``: records the table cannot take are record errors.
+
+        In upsert mode, records without a usable key (no key, a null key field), never rows keyed by
+        null; and a field whose type neither equals nor widens into the existing table's column (see
+        ``rows.table_type_misfits``; with a ``${topic}`` template Delta checks the types at the write).
+        """
+        config = self._require_config()
+        reasons = [unusable_key(frame, config)]
+        table = self._table_schema(frame.sparkSession)
+        if table is not None:
+            reasons.append(table_type_misfits(frame, config, table))
+        reasons = [r for r in reasons if r is not None]
+        if not reasons:
+            return None
+        return reasons[0] if len(reasons) == 1 else F.coalesce(*reasons)
+
+    def _table_schema(self, spark: "SparkSession") -> "StructType | None":
+        """The schema of the (one, untemplated) table when it exists; cached until a write adds columns."""
+        config = self._require_config()
+        if is_templated(config):
+            return None
+        target = target_for_topic(config, "")
+        if target not in self._schemas:
+            self._schemas[target] = target.table(spark).toDF().schema if target.exists(spark) else None
+        return self._schemas[target]
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
-        """Called by the runtime on the driver per micro-batch: one commit per table with new records."""
-        config = self._require_config()
-        spark = frame.sparkSession
-        templated = is_templated(config)
+        """Called by the runtime (or a test) on the driver per micro-batch when the batch's offset ranges are
+        not given: they are aggregated from the frame first (one Spark job), then as :meth:`put_dataframe_batch`."""
+        templated = is_templated(self._require_config())
         last_offsets = (frame.groupBy("topic", "original_topic", "original_partition")
                         .agg(F.max("original_offset").alias("last")).collect())
         by_topic: dict[str, dict[TopicPartition, int]] = {}
@@ -108,6 +142,31 @@ class DeltaSinkTask(DataFrameSinkTask):
             tp = TopicPartition(row["original_topic"], row["original_partition"])
             written = by_topic.setdefault(topic, {})
             written[tp] = max(written.get(tp, 0), row["last"] + 1)
+        self._write(frame, batch_id, by_topic)
+
+    def put_dataframe_batch(self, frame: "DataFrame", batch_id: int,
+                            offsets: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Called by the runtime on the driver per micro-batch: one commit per table with new records.
+
+        With one table the commit stores the batch's next offsets as the runtime gives them, so the
+        write is the batch's only Spark job. With a ``${topic}`` template the tables a batch reaches are
+        only known from its rows: :meth:`put_dataframe` aggregates them first.
+        """
+        if is_templated(self._require_config()):
+            self.put_dataframe(frame, batch_id)
+        else:
+            self._write(frame, batch_id, {"": {tp: end for tp, (_, end) in offsets.items()}})
+
+    def writes_atomically(self) -> bool:
+        """Called by the runtime before each batch: one table takes a batch in one Delta commit (a write
+        that fails leaves nothing visible); a ``${topic}`` template spreads it over several commits."""
+        return not is_templated(self._require_config())
+
+    def _write(self, frame: "DataFrame", batch_id: int, by_topic: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+        """One commit per table (``by_topic``: routed topic, or ``""`` for the one table, → next offsets)."""
+        config = self._require_config()
+        spark = frame.sparkSession
+        templated = is_templated(config)
         for topic, written in sorted(by_topic.items()):
             target = target_for_topic(config, topic)
             before = self._stored_offsets(spark, target)
@@ -118,14 +177,21 @@ class DeltaSinkTask(DataFrameSinkTask):
             records = frame.where(F.col("topic") == topic) if templated else frame
             records = not_yet_stored(records, before.offsets)
             after = before.advanced(fresh_offsets)
+            rows = table_rows(records, config)
+            table = None if templated else self._schemas.get(target)
+            if table is not None:  # widen to the table's column types (rejected_rows removed what does not fit)
+                rows = fit_to_table(rows, table)
             try:
-                write_batch(spark, target, table_rows(records, config), key_columns(records, config), config,
+                write_batch(spark, target, rows, key_columns(records, config), config,
                             before, after, topic or "(all)")
             except BaseException:
                 # The commit may or may not have happened: read the table's offsets again before the retry.
                 self._stored.pop(target, None)
+                self._schemas.pop(target, None)
                 raise
             self._stored[target] = after
+            if table is None or {c.lower() for c in data_columns(rows)} - {f.name.lower() for f in table.fields}:
+                self._schemas.pop(target, None)  # created or evolved: read the schema again
             self._commits[target] += 1
             if config.optimize_every and self._commits[target] % config.optimize_every == 0:
                 compact(spark, target)

@@ -1,0 +1,80 @@
+"""Fit a small record frame (records converted per record) to the types of a batch's vectorized frame.
+
+Called by the frame path (:mod:`connect_spark.runtime.dataframe_mode`) when some rows of a batch were
+converted per record and the rest by the plan: the survivors' frame is rebuilt, column by column and
+struct field by struct field (matched by name), into the good rows' types so the two can be unioned.
+Only lossless changes are made: a missing struct field becomes null, an integer widens to a wider
+integer or a double, a float to a double, a null-typed column takes any type. Anything else raises
+:class:`CannotFit` (the caller then builds the batch another way).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from connect_spark.api.errors import ConnectException
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["CannotFit", "fitted"]
+
+
+class CannotFit(ConnectException):
+    """A column of the small frame has no lossless form in the target type; the message says which."""
+
+
+def fitted(frame: "DataFrame", target: Any) -> "DataFrame":
+    """``frame`` with exactly the columns of ``target`` (a ``StructType``), in its order and types.
+
+    Raises:
+        CannotFit: a column or field that ``target`` lacks, or a type that does not widen losslessly.
+    """
+    from pyspark.sql import functions as F
+
+    source = {f.name: f.dataType for f in frame.schema.fields}
+    extra = sorted(set(source) - set(target.fieldNames()))
+    if extra:
+        raise CannotFit(f"columns {', '.join(extra)} are not in the frame")
+    columns = []
+    for f in target.fields:
+        if f.name in source:
+            columns.append(_fit(F.col(f"`{f.name}`"), source[f.name], f.dataType, f.name).alias(f.name))
+        else:
+            columns.append(F.lit(None).cast(f.dataType).alias(f.name))
+    return frame.select(*columns)
+
+
+_INTEGERS = ("ByteType", "ShortType", "IntegerType", "LongType")
+
+
+def _widens(source: Any, target: Any) -> bool:
+    s, t = type(source).__name__, type(target).__name__
+    if s in _INTEGERS:
+        return (t in _INTEGERS and _INTEGERS.index(s) <= _INTEGERS.index(t)) or t == "DoubleType"
+    return s == "FloatType" and t == "DoubleType"
+
+
+def _fit(c: "Column", source: Any, target: Any, path: str) -> "Column":
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if source == target:
+        return c
+    if isinstance(source, T.NullType):
+        return F.lit(None).cast(target)
+    if isinstance(source, T.StructType) and isinstance(target, T.StructType):
+        names = {f.name: f.dataType for f in source.fields}
+        extra = sorted(set(names) - set(target.fieldNames()))
+        if extra:
+            raise CannotFit(f"{path} has field(s) {', '.join(extra)} the others lack")
+        parts = [(_fit(c[f.name], names[f.name], f.dataType, f"{path}.{f.name}") if f.name in names
+                  else F.lit(None).cast(f.dataType)).alias(f.name) for f in target.fields]
+        return F.when(c.isNull(), F.lit(None)).otherwise(F.struct(*parts))
+    if isinstance(source, T.ArrayType) and isinstance(target, T.ArrayType):
+        return F.transform(c, lambda x: _fit(x, source.elementType, target.elementType, f"{path}[]"))
+    if isinstance(source, T.MapType) and isinstance(target, T.MapType) and source.keyType == target.keyType:
+        return F.transform_values(c, lambda k, v: _fit(v, source.valueType, target.valueType, f"{path}{{}}"))
+    if _widens(source, target):
+        return c.cast(target)
+    raise CannotFit(f"{path} is {source.simpleString()} where the others have {target.simpleString()}")

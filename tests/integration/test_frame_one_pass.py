@@ -1,0 +1,108 @@
+"""The frame path's one Spark pass per micro-batch, into a real Delta table.
+
+Raw batches (the Kafka source's columns) go through :class:`FrameBatches` into the Delta sink task as
+the runner hands them over: a clean batch is read, converted and written by one Spark job with the
+offsets given up front; a batch with rows that need the per-record path commits nothing on its first
+try and is written once, those rows converted per record beside the others.
+"""
+
+from __future__ import annotations
+
+import json
+
+from delta.tables import DeltaTable
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
+from connect_spark.connectors.delta import DeltaSinkTask
+from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from tests.integration.test_columnar_equivalence import RAW_DDL, _connector, _raw
+
+SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+
+
+def _order(i: int, price: str = "%d.5") -> bytes:
+    return ('{"id":%d,"user":"u-%d","price":%s,"tags":[1,2]}' % (i, i, price % i if "%" in price else price)).encode()
+
+
+def _setup(spark, tmp_path):
+    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+    path = str(tmp_path / "orders")
+    props = {"name": "one-pass", "delta.table.path": path, "delta.column.offset": "kafka_offset"}
+    task = DeltaSinkTask()
+    task.initialize(WorkerSinkTaskContext(props))
+    task.start(props)
+    tps = [TopicPartition("orders", 0), TopicPartition("orders", 1)]
+    task.context.set_assignment(set(tps))
+    task.open(tps)
+    return frames, task, path
+
+
+def _deliver(spark, frames, task, rows, batch_id, extra_end: int = 0):
+    raw = spark.createDataFrame(rows, RAW_DDL)
+    ranges = {tp: (start, end + extra_end) for tp, (start, end) in batch_offset_ranges(raw).items()}
+    group = f"one-pass-{batch_id}"
+    spark.sparkContext.setJobGroup(group, "a frame batch")
+    try:
+        frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, batch_id, ranges),
+                       task.writes_atomically())
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return ranges, spark.sparkContext.statusTracker().getJobIdsForGroup(group)
+
+
+def _plain_delta_write_jobs(spark, tmp_path) -> int:
+    """Spark jobs of one plain append (with a transaction id, as the sink) to an existing Delta table:
+    the write itself plus Delta's own look-up of the table's transaction ids (3 small jobs in Delta 4.0)."""
+    path = str(tmp_path / "plain")
+
+    def append(version: int) -> None:
+        (spark.createDataFrame([(version,)], "a int").write.format("delta").mode("append")
+         .option("txnAppId", "plain").option("txnVersion", str(version)).save(path))
+
+    append(1)
+    spark.sparkContext.setJobGroup("plain-delta", "a plain append")
+    try:
+        append(2)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup("plain-delta"))
+
+
+def _history(spark, path):
+    rows = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
+    return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
+
+
+def test_a_clean_batch_is_one_spark_job_and_stores_the_given_offsets(spark, tmp_path):
+    frames, task, path = _setup(spark, tmp_path)
+    _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(20)], 0)  # learns the shape
+    # a range may end past its last row (a record a transform dropped, a transaction marker): it is stored as given
+    ranges, jobs = _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(20, 40)], 1,
+                            extra_end=3)
+    assert len(jobs) == _plain_delta_write_jobs(spark, tmp_path), f"more than the write's own jobs: {jobs}"
+    assert (frames.one_pass_batches, frames.checked_batches) == (2, 0)
+    assert _history(spark, path)[-1] == {"orders": {"0": 42, "1": 43}}  # ends 39 and 40, + 3
+    got = sorted(r["id"] for r in spark.read.format("delta").load(path).collect())
+    assert got == list(range(40))
+
+
+def test_rows_for_the_per_record_path_are_written_beside_the_others_in_one_commit(spark, tmp_path):
+    frames, task, path = _setup(spark, tmp_path)
+    _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(20)], 0)
+    rows = [_raw(i, _order(i), key=b"k") for i in range(20, 40)]
+    rows[3] = _raw(23, _order(23, "7"), key=b"k")  # an integer where the shape has a fraction: survives
+    rows[4] = _raw(24, _order(24, "NaN"), key=b"k")  # fails per record: errors.tolerance=all drops it
+    _deliver(spark, frames, task, rows, 1)
+    assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (1, 1, 2)
+    history = _history(spark, path)
+    assert len(history) == 2, "the abandoned one-pass write must not commit"
+    assert history[-1] == {"orders": {"0": 39, "1": 40}}
+    table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
+    assert sorted(table) == [i for i in range(40) if i != 24]
+    assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23
