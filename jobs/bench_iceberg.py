@@ -32,6 +32,9 @@ from pathlib import Path
 def _fill(spark, bootstrap: str, topic: str, records: int, partitions: int, keys: int) -> None:
     from pyspark.sql import functions as F
 
+    from connect_spark.testing.kafka import create_topic
+
+    create_topic(bootstrap, topic, partitions)
     i = F.col("id")
     value = F.to_json(F.struct((i % keys).alias("id"), F.format_string("user-%04d", i % 1000).alias("user"),
                                (F.round(i * 0.37, 2)).alias("amount"), (F.lit(1_700_000_000_000) + i).alias("ts"),
@@ -116,6 +119,7 @@ def main() -> None:
         spark.conf.set(f"spark.sql.catalog.{catalog}.type", "hadoop")
         spark.conf.set(f"spark.sql.catalog.{catalog}.warehouse", str(warehouse))
         spark.conf.set(f"spark.sql.catalog.{catalog}.cache-enabled", "false")
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.db")
         topic = "bench-orders"
         keys = args.records // 2 if args.upsert else args.records
         started = time.perf_counter()
