@@ -11,6 +11,9 @@ Kafka Connect's ``org.apache.kafka.connect.runtime.errors`` for connect_spark. W
 * the task loop calls :meth:`ErrorHandler.await_reports` before every offset commit, and
   :meth:`ErrorHandler.close` at the end;
 * :attr:`ErrorHandler.metrics` holds the ``task-error-metrics`` counters.
+
+Inside the package, ``handler.py`` (:class:`ErrorHandler`) runs the operations; it takes the back-off
+schedule from ``retry.py`` and tracks the reports not yet durable in ``pending.py``.
 """
 
 from connect_spark.runtime.errors.config import ERROR_HANDLING_KEYS, ErrorHandlingConfig

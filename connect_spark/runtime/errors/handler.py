@@ -4,7 +4,9 @@ The conversion pipeline runs every converter and transformation call through
 :meth:`ErrorHandler.execute`; the errant record reporter hands records the task could not write to
 :meth:`ErrorHandler.report_put_error`; the task loop calls :meth:`ErrorHandler.await_reports` before it
 commits offsets and :meth:`ErrorHandler.close` when the task ends. Time and sleep are injected so the
-back-off schedule is tested without waiting.
+back-off schedule is tested without waiting. The back-off schedule itself is in ``retry.py``; the
+reports not yet durable are tracked by :class:`~connect_spark.runtime.errors.pending.PendingReports`
+(``pending.py``).
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ import logging
 import random
 import threading
 import time
-from concurrent.futures import Future, wait
-from typing import Callable, Iterable, Sequence, TypeVar
+from concurrent.futures import Future
+from typing import Callable, Iterable, TypeVar
 
 from connect_spark.api.errors import ConnectException, RetriableException, UnavailableException
 from connect_spark.api.records import SinkRecord
 from connect_spark.runtime.errors.config import ErrorHandlingConfig
 from connect_spark.runtime.errors.context import ErrorContext, RawRecord
 from connect_spark.runtime.errors.metrics import ErrorMetrics
+from connect_spark.runtime.errors.pending import ErrantRecordFuture, PendingReports
 from connect_spark.runtime.errors.reporters import Reporter, task_label
+from connect_spark.runtime.errors.retry import RETRIES_DELAY_MIN_MS, backoff_delay_ms, can_retry
 from connect_spark.runtime.errors.stage import TOLERATES_ANY_EXCEPTION, Stage, ToleranceType
 
 __all__ = [
@@ -36,14 +40,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: The first back-off, in milliseconds; it doubles with every further attempt.
-RETRIES_DELAY_MIN_MS = 300
-
 #: The executing class reported for ``TASK_PUT`` failures, literally Kafka Connect's.
 SINK_TASK_CLASS = "org.apache.kafka.connect.sink.SinkTask"
-
-# 300 << 62 is far beyond any errors.retry.delay.max.ms (a Java long); keeps the shift cheap.
-_MAX_SHIFT = 62
 
 
 class ToleranceExceededException(ConnectException):
@@ -64,43 +62,6 @@ class ToleranceExceededException(ConnectException):
         self.stage = stage
         self.executing_class = executing_class
         self.record = record
-
-
-class ErrantRecordFuture(Future):
-    """The future :meth:`ErrorHandler.report_put_error` returns: done when every reporter is done.
-
-    It cannot be cancelled (``cancel()`` returns ``False``): a report, once made, is always completed,
-    as in Kafka Connect.
-    """
-
-    def cancel(self) -> bool:  # noqa: D102 - documented on the class
-        return False
-
-
-def _all_of(futures: Sequence["Future[None]"]) -> ErrantRecordFuture:
-    """A future completed when all ``futures`` are; failed with the first failure among them."""
-    combined = ErrantRecordFuture()
-    if not futures:
-        combined.set_result(None)
-        return combined
-    remaining = [len(futures)]
-    lock = threading.Lock()
-
-    def done(_: "Future[None]") -> None:
-        with lock:
-            remaining[0] -= 1
-            if remaining[0]:
-                return
-        for future in futures:
-            error = future.exception()
-            if error is not None:
-                combined.set_exception(error)
-                return
-        combined.set_result(None)
-
-    for future in futures:
-        future.add_done_callback(done)
-    return combined
 
 
 class ErrorHandler:
@@ -183,8 +144,7 @@ class ErrorHandler:
         self._last_failed = False
         # Serializes failure handling: tasks may call the errant record reporter from their own threads.
         self._failure_lock = threading.RLock()
-        self._pending: list[Future[None]] = []
-        self._pending_lock = threading.Lock()
+        self._reports = PendingReports(self.label)
         self._closed = False
         for reporter in self.reporters:
             reporter.attach_metrics(self.metrics)
@@ -271,27 +231,14 @@ class ErrorHandler:
                 return self._record_failed(stage, executing_class, record, e, attempt, exhausted=False)
 
     def _can_retry(self, start: float) -> bool:
-        timeout_ms = self.config.retry_timeout_ms
-        if timeout_ms < 0:
-            return True
-        return (self._clock() - start) * 1000.0 < timeout_ms
+        return can_retry(self.config, start, self._clock)
 
     def backoff_delay_ms(self, attempt: int, start: float) -> float:
         """The back-off after failed ``attempt`` (1-based) of an operation that started at ``start``.
 
-        ``300 << (attempt - 1)`` ms; once that exceeds ``errors.retry.delay.max.ms``, a random value in
-        ``[0, max)``; never past the ``errors.retry.timeout`` deadline.
+        See :func:`connect_spark.runtime.errors.retry.backoff_delay_ms`.
         """
-        delay_max = self.config.retry_delay_max_ms
-        delay: float = RETRIES_DELAY_MIN_MS << min(attempt - 1, _MAX_SHIFT)
-        if delay > delay_max:
-            delay = self._rng.randrange(delay_max) if delay_max > 0 else 0
-        timeout_ms = self.config.retry_timeout_ms
-        if timeout_ms >= 0:
-            remaining = (start + timeout_ms / 1000.0 - self._clock()) * 1000.0
-            if delay > remaining:
-                delay = max(remaining, 0.0)
-        return delay
+        return backoff_delay_ms(self.config, attempt, start, self._clock, self._rng)
 
     def _backoff(self, attempt: int, start: float) -> None:
         delay = self.backoff_delay_ms(attempt, start)
@@ -383,23 +330,7 @@ class ErrorHandler:
     # --- reporting ----------------------------------------------------------------------------------
 
     def _report(self, context: ErrorContext) -> ErrantRecordFuture:
-        futures: list[Future[None]] = []
-        for reporter in self.reporters:
-            try:
-                future = reporter.report(context)
-            except Exception as e:  # a reporter must not stop the others; its failure fails the commit
-                log.error("%s: error reporter %r failed on %s: %s", self.label, reporter, context.coordinates(), e)
-                future = Future()
-                failure = ConnectException(f"Error reporter {reporter!r} failed on {context.coordinates()}: {e}")
-                failure.__cause__ = e
-                future.set_exception(failure)
-            if future is not None:
-                futures.append(future)
-        with self._pending_lock:
-            for future in futures:
-                if not (future.done() and future.exception() is None):
-                    self._pending.append(future)
-        return _all_of(futures)
+        return self._reports.report(self.reporters, context)
 
     def await_reports(self, timeout: float | None = None) -> None:
         """Block until every report made so far is durable (every dead letter queue write acknowledged).
@@ -407,7 +338,8 @@ class ErrorHandler:
         Called by the task loop before it commits offsets (step 1 of the commit), and before the final
         commit when the task stops, so no offset is committed before the DLQ writes of the records it
         covers. Covers reports from :meth:`execute` (converters, transformations) and from
-        :meth:`report_put_error`.
+        :meth:`report_put_error`; the waiting is :meth:`PendingReports.await_all
+        <connect_spark.runtime.errors.pending.PendingReports.await_all>`.
 
         Args:
             timeout: seconds to wait at most; ``None`` waits as long as it takes.
@@ -417,32 +349,12 @@ class ErrorHandler:
                 ``__cause__``), or the timeout expired. Failed reports stay failed: every later call
                 raises again, so nothing is committed past a record whose report was lost.
         """
-        with self._pending_lock:
-            pending = list(self._pending)
-        if not pending:
-            return
-        done, not_done = wait(pending, timeout=timeout)
-        failures = [f.exception() for f in done if f.exception() is not None]
-        with self._pending_lock:
-            succeeded = {id(f) for f in done if f.exception() is None}
-            self._pending = [f for f in self._pending if id(f) not in succeeded]
-        if failures:
-            first = failures[0]
-            raise ConnectException(
-                f"Task {self.label}: {len(failures)} error report(s) failed, so offsets cannot be committed past "
-                f"them; first failure: {first}"
-            ) from first
-        if not_done:
-            raise ConnectException(
-                f"Task {self.label}: timed out after {timeout} s waiting for {len(not_done)} dead letter queue "
-                f"write(s) to be acknowledged"
-            )
+        self._reports.await_all(timeout)
 
     @property
     def pending_reports(self) -> int:
         """Reports not yet known to be durable (failed ones included)."""
-        with self._pending_lock:
-            return sum(1 for f in self._pending if not (f.done() and f.exception() is None))
+        return self._reports.count()
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
