@@ -7,16 +7,15 @@ serves the pytest session fixture, the demo and ``connect-spark dev-kafka start|
 It binds to 127.0.0.1 only, on free ports unless told otherwise, with a bounded heap, and answers
 before :meth:`LocalKafkaBroker.start` returns. Given ``sasl_users``, it also serves a SASL_PLAINTEXT
 listener (mechanism PLAIN) for those users, next to its plaintext one (tests of the security settings).
+Starting, stopping and the ``broker.json`` of a detached start are :mod:`connect_spark.localprocess`'s.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -24,23 +23,15 @@ import uuid
 from pathlib import Path
 
 from connect_spark.api.errors import ConnectException
+from connect_spark.localprocess import LocalProcess, free_port
 
 __all__ = ["BrokerError", "LocalKafkaBroker", "free_port"]
 
 log = logging.getLogger(__name__)
 
-_STATE_FILE = "broker.json"
-
 
 class BrokerError(ConnectException):
     """The local broker could not start or stop; the message says why."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _port_in_use(port: int) -> bool:
@@ -53,7 +44,7 @@ def _port_in_use(port: int) -> bool:
     return False
 
 
-class LocalKafkaBroker:
+class LocalKafkaBroker(LocalProcess):
     """One Kafka broker process in KRaft mode, owned by whoever started it.
 
     Args:
@@ -66,8 +57,16 @@ class LocalKafkaBroker:
             PLAIN) at :attr:`sasl_bootstrap_servers`; ``None`` for no such listener.
         sasl_port: port of that listener (0 = a free port).
 
-    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    Use as a context manager, or call :meth:`start` and :meth:`stop` (process plumbing:
+    :class:`~connect_spark.localprocess.LocalProcess`).
     """
+
+    name = "Kafka broker"
+    error = BrokerError
+    log_name = "server.log"
+    state_file = "broker.json"
+    state_key = "bootstrap.servers"
+    stop_timeout = 30.0
 
     def __init__(
         self,
@@ -79,14 +78,13 @@ class LocalKafkaBroker:
         sasl_users: dict[str, str] | None = None,
         sasl_port: int = 0,
     ) -> None:
-        self.data_dir = Path(data_dir).resolve()
+        super().__init__(data_dir)
         self.port = port
         self.controller_port = controller_port
         self.heap = heap
         self.extra_properties = dict(extra_properties or {})
         self.sasl_users = dict(sasl_users) if sasl_users is not None else None
         self.sasl_port = sasl_port
-        self._process: subprocess.Popen[bytes] | None = None
 
     # -- public -----------------------------------------------------------------------------
 
@@ -95,19 +93,15 @@ class LocalKafkaBroker:
         return f"127.0.0.1:{self.port}"
 
     @property
+    def address(self) -> str:
+        return self.bootstrap_servers
+
+    @property
     def sasl_bootstrap_servers(self) -> str:
         """The SASL_PLAINTEXT (PLAIN) listener's address; only for a broker given ``sasl_users``."""
         if self.sasl_users is None:
             raise BrokerError("This broker has no SASL listener: create it with sasl_users={user: password}")
         return f"127.0.0.1:{self.sasl_port}"
-
-    @property
-    def log_file(self) -> Path:
-        return self.data_dir / "server.log"
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process else None
 
     def start(self, timeout: float = 90.0, detach: bool = False) -> "LocalKafkaBroker":
         """Format storage, start the broker and wait until it answers metadata requests.
@@ -159,76 +153,14 @@ class LocalKafkaBroker:
         if fmt.returncode != 0:
             raise BrokerError(f"Formatting Kafka storage failed:\n{(fmt.stdout + fmt.stderr)[-3000:]}")
 
-        started = time.monotonic()
-        with open(self.log_file, "ab") as out:
-            self._process = subprocess.Popen(
-                [java, *jvm_flags, "-cp", classpath, "kafka.Kafka", str(config)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=detach,
-            )
-        try:
-            self._wait_until_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
-        log.info("Kafka broker up at %s in %.1f s (pid %s)", self.bootstrap_servers,
-                 time.monotonic() - started, self._process.pid)
-        if detach:
-            (self.data_dir / _STATE_FILE).write_text(
-                json.dumps({"pid": self._process.pid, "bootstrap.servers": self.bootstrap_servers})
-            )
+        self._launch([java, *jvm_flags, "-cp", classpath, "kafka.Kafka", str(config)], timeout, detach)
         return self
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the broker: SIGTERM (a controlled shutdown), SIGKILL after ``timeout`` seconds."""
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            log.warning("Kafka broker pid %s did not stop in %.0f s; killing it", process.pid, timeout)
-            process.kill()
-            process.wait(10)
-
-    def __enter__(self) -> "LocalKafkaBroker":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @staticmethod
-    def stop_detached(data_dir: str | os.PathLike[str], timeout: float = 30.0) -> bool:
-        """Stop a broker started with ``detach=True`` in ``data_dir``; False if none was running."""
-        state_file = Path(data_dir) / _STATE_FILE
-        if not state_file.is_file():
-            return False
-        pid = json.loads(state_file.read_text())["pid"]
-        state_file.unlink()
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return False
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return True
-            time.sleep(0.2)
-        os.kill(pid, signal.SIGKILL)
-        return True
-
-    @staticmethod
-    def detached_address(data_dir: str | os.PathLike[str]) -> str | None:
+    @classmethod
+    def detached_address(cls, data_dir: str | os.PathLike[str]) -> str | None:
         """The bootstrap address of a broker started with ``detach=True``, or None."""
-        state_file = Path(data_dir) / _STATE_FILE
-        if not state_file.is_file():
-            return None
-        return json.loads(state_file.read_text())["bootstrap.servers"]
+        state = cls._detached_state(data_dir)
+        return state[cls.state_key] if state is not None else None
 
     # -- internals --------------------------------------------------------------------------
 
@@ -314,12 +246,7 @@ class LocalKafkaBroker:
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None
         while time.monotonic() < deadline:
-            assert self._process is not None
-            if self._process.poll() is not None:
-                raise BrokerError(
-                    f"The Kafka broker exited with code {self._process.returncode} while starting. "
-                    f"End of {self.log_file}:\n{self._log_tail()}"
-                )
+            self._check_alive()
             if not _accepts_connections(self.port):
                 time.sleep(0.2)
                 continue
@@ -338,12 +265,6 @@ class LocalKafkaBroker:
             f"The Kafka broker did not answer at {self.bootstrap_servers} within {timeout:.0f} s "
             f"(last error: {last_error!r}). End of {self.log_file}:\n{self._log_tail()}"
         )
-
-    def _log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
 
 
 def _jaas_quoted(value: str) -> str:

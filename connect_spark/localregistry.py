@@ -4,25 +4,23 @@ Started from the distribution :mod:`connect_spark.jvm` resolves (artifact set ``
 in-memory storage, bound to 127.0.0.1 on a free port unless told otherwise. Confluent's clients (the
 ``AvroSerializer`` a producer uses, the converters here) talk to it at :attr:`LocalSchemaRegistry.url`,
 which ends in ``/apis/ccompat/v7``. It serves the pytest session fixture and
-``connect-spark dev-registry start|stop|status``.
+``connect-spark dev-registry start|stop|status``. Starting, stopping and the ``registry.json`` of a
+detached start are :mod:`connect_spark.localprocess`'s.
 
 Everything registered lives in memory: a restarted registry is empty.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from connect_spark.api.errors import ConnectException
-from connect_spark.localkafka import free_port
+from connect_spark.localprocess import LocalProcess, free_port
 
 __all__ = ["RegistryError", "LocalSchemaRegistry", "CONFLUENT_API_PATH", "MIN_JAVA"]
 
@@ -34,14 +32,12 @@ CONFLUENT_API_PATH = "/apis/ccompat/v7"
 MIN_JAVA = 17
 """The Java version the pinned Apicurio (2.6) needs."""
 
-_STATE_FILE = "registry.json"
-
 
 class RegistryError(ConnectException):
     """The local registry could not start or stop; the message says why."""
 
 
-class LocalSchemaRegistry:
+class LocalSchemaRegistry(LocalProcess):
     """One Apicurio Registry process, owned by whoever started it.
 
     Args:
@@ -49,14 +45,21 @@ class LocalSchemaRegistry:
         port: HTTP port on 127.0.0.1 (0 = a free port).
         heap: JVM heap (``-Xmx``); small by default for 2-core test machines.
 
-    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    Use as a context manager, or call :meth:`start` and :meth:`stop` (process plumbing:
+    :class:`~connect_spark.localprocess.LocalProcess`).
     """
 
+    name = "schema registry"
+    error = RegistryError
+    log_name = "registry.log"
+    state_file = "registry.json"
+    state_key = "url"
+    stop_timeout = 20.0
+
     def __init__(self, data_dir: str | os.PathLike[str], port: int = 0, heap: str = "384m") -> None:
-        self.data_dir = Path(data_dir).resolve()
+        super().__init__(data_dir)
         self.port = port
         self.heap = heap
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -64,12 +67,8 @@ class LocalSchemaRegistry:
         return f"http://127.0.0.1:{self.port}{CONFLUENT_API_PATH}"
 
     @property
-    def log_file(self) -> Path:
-        return self.data_dir / "registry.log"
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process else None
+    def address(self) -> str:
+        return self.url
 
     def start(self, timeout: float = 240.0, detach: bool = False) -> "LocalSchemaRegistry":
         """Start the registry and wait until its Confluent API answers.
@@ -109,77 +108,21 @@ class LocalSchemaRegistry:
             "-jar",
             str(runner),
         ]
-        started = time.monotonic()
-        with open(self.log_file, "ab") as out:
-            self._process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=str(runner.parent), start_new_session=detach,
-            )
-        try:
-            self._wait_until_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
-        log.info("Schema registry up at %s in %.1f s (pid %s)", self.url, time.monotonic() - started,
-                 self._process.pid)
-        if detach:
-            (self.data_dir / _STATE_FILE).write_text(json.dumps({"pid": self._process.pid, "url": self.url}))
+        self._launch(command, timeout, detach, cwd=str(runner.parent))
         return self
 
-    def stop(self, timeout: float = 20.0) -> None:
-        """Stop the registry: SIGTERM, SIGKILL after ``timeout`` seconds."""
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            log.warning("Schema registry pid %s did not stop in %.0f s; killing it", process.pid, timeout)
-            process.kill()
-            process.wait(10)
-
-    def __enter__(self) -> "LocalSchemaRegistry":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @staticmethod
-    def stop_detached(data_dir: str | os.PathLike[str], timeout: float = 20.0) -> bool:
-        """Stop a registry started with ``detach=True`` in ``data_dir``; False if none was running."""
-        state_file = Path(data_dir) / _STATE_FILE
-        if not state_file.is_file():
-            return False
-        pid = json.loads(state_file.read_text())["pid"]
-        state_file.unlink()
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return False
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return True
-            time.sleep(0.2)
-        os.kill(pid, signal.SIGKILL)
-        return True
-
-    @staticmethod
-    def detached_url(data_dir: str | os.PathLike[str]) -> str | None:
+    @classmethod
+    def detached_url(cls, data_dir: str | os.PathLike[str]) -> str | None:
         """The URL of a registry started with ``detach=True`` in ``data_dir`` that is still alive, or None."""
-        state_file = Path(data_dir) / _STATE_FILE
-        if not state_file.is_file():
+        state = cls._detached_state(data_dir)
+        if state is None:
             return None
-        state = json.loads(state_file.read_text())
         try:
             os.kill(state["pid"], 0)
         except ProcessLookupError:
-            state_file.unlink()
+            (Path(data_dir) / cls.state_file).unlink()
             return None
-        return state["url"]
+        return state[cls.state_key]
 
     # -- internals --------------------------------------------------------------------------
 
@@ -199,12 +142,7 @@ class LocalSchemaRegistry:
     def _wait_until_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            assert self._process is not None
-            if self._process.poll() is not None:
-                raise RegistryError(
-                    f"The schema registry exited with code {self._process.returncode} while starting. "
-                    f"End of {self.log_file}:\n{self._log_tail()}"
-                )
+            self._check_alive()
             if _answers(self.port):
                 return
             time.sleep(0.5)
@@ -212,12 +150,6 @@ class LocalSchemaRegistry:
             f"The schema registry did not answer at {self.url} within {timeout:.0f} s. "
             f"End of {self.log_file}:\n{self._log_tail()}"
         )
-
-    def _log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
 
 
 def _answers(port: int) -> bool:

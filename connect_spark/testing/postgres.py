@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from connect_spark.api.errors import ConnectException
-from connect_spark.localkafka import free_port
+from connect_spark.localprocess import free_port
 
 __all__ = ["LocalPostgres", "PostgresError", "find_server_binaries"]
 
