@@ -2,9 +2,10 @@
 
 Chosen by :func:`~.processor.choose_processor` for an ``ArrowSinkTask`` in driver mode (the testing
 harness's default). Per micro-batch (called by the runner inside ``foreachBatch``) the batch is
-collected to the driver as Arrow, split by owning task, and each task with rows gets one
-``put_arrow`` of its converted rows (:func:`~.task_loop.deliver_arrow`: dead letter queue writes
-acknowledged first, then the hand-over with the retriable back-off), then its commit tick.
+collected to the driver as Arrow and split by owning task
+(:meth:`~.driver_tasks.DriverTasks.deliver_table`), and each task with rows gets one ``put_arrow`` of
+its converted rows (:func:`~.task_loop.deliver_arrow`: dead letter queue writes acknowledged first,
+then the hand-over with the retriable back-off), then its commit tick.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
-from connect_spark.runtime.task_loop import deliver_arrow
+from connect_spark.runtime.task_loop import TaskUnit, deliver_arrow
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,16 +39,11 @@ class DriverArrowProcessor(DriverTasks):
     def process(self, batch: "DataFrame", batch_id: int) -> None:
         self.deliver_table(batch.toArrow())
 
-    def deliver_table(self, table: "pa.Table") -> None:
-        """Deliver a micro-batch collected to the driver (raw Kafka columns) to the tasks owning its rows."""
-        self.batches += 1
-        self.records_read += table.num_rows
-        for unit, rows, consumed in list(self.route(table)):
-            unit.worker_task.metrics.record_read(rows.num_rows)
-            if rows.num_rows:
-                put, accepted = deliver_arrow(unit, rows, self.wait, self.frames[unit.task_id])
-                if not accepted:  # the connector is stopping
-                    return
-                unit.worker_task.metrics.record_sent(put)
-            self.after_delivery(unit, consumed)
-        self.collect_rewinds()
+    def deliver_rows(self, unit: TaskUnit, rows: "pa.RecordBatch") -> bool:
+        """One ``put_arrow`` of the task's converted rows; none for a task without rows."""
+        if rows.num_rows:
+            put, accepted = deliver_arrow(unit, rows, self.wait, self.frames[unit.task_id])
+            if not accepted:
+                return False
+            unit.worker_task.metrics.record_sent(put)
+        return True

@@ -2,7 +2,7 @@
 
 Chosen by :func:`~.processor.choose_processor` for a record ``SinkTask`` in driver mode. Per
 micro-batch (called by the runner inside ``foreachBatch``) the batch is collected to the driver as
-Arrow, split by owning task (:meth:`~.driver_tasks.DriverTasks.route`), and each task gets one
+Arrow, split by owning task (:meth:`~.driver_tasks.DriverTasks.deliver_table`), and each task gets one
 ``put`` — possibly empty, as Connect's poll loop gives — followed by its commit tick. A
 ``RetriableException`` delivers the same records again after the task's back-off, with the commit
 tick still running in between, as in Connect.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from connect_spark.runtime.direct_records import DirectRecordBuilder
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
-from connect_spark.runtime.task_loop import deliver_records
+from connect_spark.runtime.task_loop import TaskUnit, deliver_records
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,15 +37,8 @@ class DriverRecordProcessor(DriverTasks):
     def process(self, batch: "DataFrame", batch_id: int) -> None:
         self.deliver_table(batch.toArrow())
 
-    def deliver_table(self, table: "pa.Table") -> None:
-        """Deliver a micro-batch collected to the driver (raw Kafka columns) to the tasks owning its rows."""
-        self.batches += 1
-        self.records_read += table.num_rows
-        for unit, rows, consumed in list(self.route(table)):
-            unit.worker_task.metrics.record_read(rows.num_rows)
-            _, accepted = deliver_records(unit, rows, self.wait, self.direct[unit.task_id],
-                                          between=unit.worker_task.maybe_commit)
-            if not accepted:  # the connector is stopping
-                return
-            self.after_delivery(unit, consumed)
-        self.collect_rewinds()
+    def deliver_rows(self, unit: TaskUnit, rows: "pa.RecordBatch") -> bool:
+        """One ``put`` of the task's rows, also when there are none (Connect's poll loop)."""
+        _, accepted = deliver_records(unit, rows, self.wait, self.direct[unit.task_id],
+                                      between=unit.worker_task.maybe_commit)
+        return accepted

@@ -105,6 +105,29 @@ class DriverTasks(BatchProcessor):
             consumed = {tp: end for tp, (_, end) in ranges.items() if tp in owned and tp not in self.held}
             yield unit, rows, consumed
 
+    def deliver_table(self, table: pa.Table) -> None:
+        """Deliver a micro-batch collected to the driver (raw Kafka columns) to the tasks owning its rows.
+
+        The ``process`` of :mod:`.driver_records` and :mod:`.driver_arrow`: each task's rows
+        (:meth:`route`) go to :meth:`deliver_rows`, then :meth:`after_delivery`; then
+        :meth:`collect_rewinds`. Stops early, with nothing more delivered, when the connector is stopping.
+        """
+        self.batches += 1
+        self.records_read += table.num_rows
+        for unit, rows, consumed in list(self.route(table)):
+            unit.worker_task.metrics.record_read(rows.num_rows)
+            if not self.deliver_rows(unit, rows):  # the connector is stopping
+                return
+            self.after_delivery(unit, consumed)
+        self.collect_rewinds()
+
+    def deliver_rows(self, unit: TaskUnit, rows: pa.RecordBatch) -> bool:
+        """Hand ``unit`` its rows of a batch; False when the connector is stopping.
+
+        Implemented by the processors that use :meth:`deliver_table`.
+        """
+        raise NotImplementedError
+
     def after_delivery(self, unit: TaskUnit, consumed: Mapping[TopicPartition, int]) -> None:
         """Called after a task took its rows: remember how far it got, then the commit tick."""
         self.positions.update(consumed)
