@@ -171,9 +171,10 @@ ICEBERG_SINK_CONFIG_DEF = (
             doc="Partition spec of tables the sink creates: columns or transforms (bucket(16, id), days(ts), "
                 "truncate(4, name), ...), comma-separated. Per table: iceberg.table.<table>.partition-by.")
     .define(AUTO_CREATE, Type.BOOLEAN, False, importance=Importance.MEDIUM, group=_SCHEMA,
-            doc="Create a missing table from the record schema (with the partition spec, the id columns as "
-                "identifier fields, and iceberg.tables.auto-create-props.* as table properties). When false a "
-                "missing table fails the task, naming the table.")
+            doc="Create a missing table from the record schema (with the partition spec and "
+                "iceberg.tables.auto-create-props.* as table properties; the id columns are not made Iceberg "
+                "identifier fields, which need NOT NULL columns). When false a missing table fails the task, "
+                "naming the table.")
     .define(EVOLVE_SCHEMA, Type.BOOLEAN, False, importance=Importance.MEDIUM, group=_SCHEMA,
             doc="Add columns for record fields the table lacks. When false such a record fails the task with an "
                 "error naming the field.")
