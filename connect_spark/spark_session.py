@@ -2,7 +2,9 @@
 
 A session connect_spark builds gets: the master, the locally resolved jars of Spark's Kafka source and
 of Delta (``spark.jars``, so runs need no network), Delta's SQL extension and catalog, the running
-Python interpreter for executors, and defaults sized for small machines. A session passed in (a
+Python interpreter for executors, and defaults sized for small machines; with a local master, also a
+Python worker daemon that forks workers with the executor side already imported
+(:mod:`connect_spark.runtime.worker_daemon`). A session passed in (a
 notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is, once
 :func:`require_session_support` found in it what the connector needs.
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["get_or_create_session", "session_conf", "require_session_support", "artifact_sets_for",
-           "JARS_MODE_KEY", "OPTIONAL_JARS_KEY", "SESSION_DEFAULTS"]
+           "JARS_MODE_KEY", "OPTIONAL_JARS_KEY", "SESSION_DEFAULTS", "WORKER_DAEMON_KEY", "WORKER_DAEMON_MODULE"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,11 @@ log = logging.getLogger(__name__)
 JARS_MODE_KEY = "connect_spark.jars"
 #: Comma-separated optional artifact sets (``iceberg``) a built session carries in any case.
 OPTIONAL_JARS_KEY = "connect_spark.jars.optional"
+
+#: Spark's setting for the module its Python worker daemon runs; a local session connect_spark builds uses
+#: :data:`WORKER_DAEMON_MODULE` unless the setting is given.
+WORKER_DAEMON_KEY = "spark.python.daemon.module"
+WORKER_DAEMON_MODULE = "connect_spark.runtime.worker_daemon"
 
 #: The Spark settings a session connect_spark builds starts from (``spark.*`` keys of the worker go on
 #: top); listed in ``conf/config-reference.md``.
@@ -44,6 +51,10 @@ SESSION_DEFAULTS = {
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.extraJavaOptions": "-Dio.netty.tryReflectionSetAccessible=true",
+    # Spark 4.0 checks an Arrow batch's byte size after every row it adds for a Python worker (15 % of an
+    # executor's time in executor mode, profiled with JFR); this value turns the check off (Spark 3.5's
+    # behaviour), batches stay bounded by spark.sql.execution.arrow.maxRecordsPerBatch (10,000 rows).
+    "spark.sql.execution.arrow.maxBytesPerBatch": "2147483647",
 }
 
 
@@ -152,6 +163,9 @@ def get_or_create_session(
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             settings.setdefault("spark.driver.host", "127.0.0.1")
             settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
+            # Local Python workers run this interpreter, so they can fork from a daemon that has the
+            # executor side imported already (connect_spark.runtime.worker_daemon).
+            settings.setdefault(WORKER_DAEMON_KEY, WORKER_DAEMON_MODULE)
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

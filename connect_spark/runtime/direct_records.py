@@ -27,6 +27,7 @@ from connect_spark.api.records import Headers, SinkRecord, TimestampType, TopicP
 from connect_spark.runtime.arrow_frames import column_kind
 from connect_spark.runtime.conversion import ConvertedBatch, raw_records
 from connect_spark.runtime.errors import RawRecord
+from connect_spark.runtime.task_loop import offset_ranges
 
 __all__ = ["DirectRecordBuilder"]
 
@@ -94,31 +95,40 @@ class DirectRecordBuilder:
         if lowest is not None and lowest < -1:
             return None  # Connect fails the task on such a timestamp; the per-record path says so
         headers = self._headers(batch)
-        if headers is None:
+        if headers is False:
             return None
         topics = batch.column("topic").to_pylist()
         partitions = batch.column("partition").to_pylist()
         offsets = batch.column("offset").to_pylist()
-        millis = millis_column.to_pylist()
-        types = batch.column("timestamp_type").to_pylist()
+        # Connect has no timestamp (None, NO_TIMESTAMP_TYPE) where Kafka's is -1 or missing.
+        stamped = pc.fill_null(pc.not_equal(millis_column, -1), False)
+        millis = pc.if_else(stamped, millis_column, None).to_pylist()
+        type_column = pc.fill_null(pc.if_else(stamped, batch.column("timestamp_type"), -1), -1)
+        types = _timestamp_types(type_column)
         key_schema, value_schema = _SCHEMAS[self.key_kind], _SCHEMAS[self.value_kind]
-        records = [
-            SinkRecord(topic, partition, key_schema, key, value_schema, value, offset,
-                       None if ms is None or ms == -1 else ms,
-                       _NO_TIMESTAMP if ms is None or ms == -1 else _TIMESTAMP_TYPES.get(ts_type, _NO_TIMESTAMP),
-                       Headers() if record_headers is None else record_headers,
-                       topic, partition, offset)
-            for topic, partition, offset, key, value, ms, ts_type, record_headers
-            in zip(topics, partitions, offsets, keys, values, millis, types, headers)
-        ]
-        consumed = _consumed(topics, partitions, offsets)
+        if headers is None:  # no header in the batch: a fresh empty Headers per record
+            records = [
+                SinkRecord(topic, partition, key_schema, key, value_schema, value, offset, ms, ts_type, Headers(),
+                           topic, partition, offset)
+                for topic, partition, offset, key, value, ms, ts_type
+                in zip(topics, partitions, offsets, keys, values, millis, types)
+            ]
+        else:
+            records = [
+                SinkRecord(topic, partition, key_schema, key, value_schema, value, offset, ms, ts_type,
+                           Headers() if record_headers is None else record_headers, topic, partition, offset)
+                for topic, partition, offset, key, value, ms, ts_type, record_headers
+                in zip(topics, partitions, offsets, keys, values, millis, types, headers)
+            ]
+        consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
         return ConvertedBatch(records, consumed, LazyRawIndex(batch))
 
-    def _headers(self, batch: pa.RecordBatch) -> list[Headers | None] | None:
-        """Per row: converted headers, or ``None`` for a row without any; ``None`` overall when one fails."""
+    def _headers(self, batch: pa.RecordBatch) -> list[Headers | None] | None | bool:
+        """Per row: converted headers, or ``None`` for a row without any; ``None`` overall when no row has
+        one; ``False`` when one fails."""
         column = batch.column("headers")
         if column.null_count == len(column) or len(pc.list_flatten(column)) == 0:
-            return [None] * batch.num_rows
+            return None
         topics = batch.column("topic").to_pylist()
         converted: list[Headers | None] = []
         try:
@@ -133,7 +143,7 @@ class DirectRecordBuilder:
                     headers.add(name, result.value, result.schema)
                 converted.append(headers)
         except Exception:
-            return None
+            return False
         return converted
 
 
@@ -147,9 +157,10 @@ def _decoded(column: pa.Array, kind: str) -> list[Any] | None:
         return None
 
 
-def _consumed(topics: list[str], partitions: list[int], offsets: list[int]) -> dict[TopicPartition, int]:
-    """The offset after the last record per partition (rows are in offset order per partition)."""
-    last: dict[tuple[str, int], int] = {}
-    for topic, partition, offset in zip(topics, partitions, offsets):
-        last[(topic, partition)] = offset
-    return {TopicPartition(topic, partition): offset + 1 for (topic, partition), offset in last.items()}
+def _timestamp_types(types: pa.Array) -> list[TimestampType]:
+    """Per row the :class:`TimestampType` of Kafka's code (-1 → no timestamp); one lookup when all rows share it."""
+    bounds = pc.min_max(types)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low == high:
+        return [_TIMESTAMP_TYPES.get(low, _NO_TIMESTAMP)] * len(types)
+    return [_TIMESTAMP_TYPES.get(code, _NO_TIMESTAMP) for code in types.to_pylist()]

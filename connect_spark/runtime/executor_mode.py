@@ -9,7 +9,10 @@ Per micro-batch the driver
    Spark's Kafka partitions already are the task slices; otherwise rows are shuffled by task id and
    sorted by (task, topic, partition, offset);
 3. runs ``mapInArrow`` with :func:`connect_spark.runtime.generation.run_generation` per task and
-   collects one small JSON result per task (never records: the driver holds no batch);
+   collects one small JSON result per task (never records: the driver holds no batch). When headers
+   are not read (:mod:`.header_reads`) the ``headers`` column is left out of what Spark serializes to
+   the Python workers, which put an all-null one back (every record then has no headers, as it would
+   with the column);
 4. commits what each task's ``pre_commit`` made committable, remembers rewinds, pauses and new
    partitions, and fails the connector with the task's trace when a task failed (after committing
    what the other tasks and the failed task's earlier ``put`` calls made safe).
@@ -40,7 +43,7 @@ from connect_spark.streaming.source import read_kafka_range
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorTasks", "RESULT_SCHEMA"]
+__all__ = ["ExecutorTasks", "RESULT_SCHEMA", "with_headers", "HEADERS_ARROW_TYPE"]
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +197,8 @@ class ExecutorTasks(BatchProcessor):
                   .repartition(max(1, self.task_count), "_task")
                   .sortWithinPartitions("_task", "topic", "partition", "offset")
                   .drop("_task"))
+        if not self.include_headers:  # an empty list per row: nothing to ship to the workers
+            df = df.drop("headers")
         rows = df.mapInArrow(_generations_function(specs, task_of), RESULT_SCHEMA).collect()
         return [GenerationResult.from_json(row["result"]) for row in rows]
 
@@ -244,7 +249,7 @@ def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         python_worker.install()  # the worker's next tasks skip re-reading pyspark's zips and jar
-        for task_id, task_batches in group_by_task(batches, task_of, UNASSIGNED):
+        for task_id, task_batches in group_by_task(map(with_headers, batches), task_of, UNASSIGNED):
             if task_id == UNASSIGNED:
                 result = _unassigned_result(task_batches)
             else:
@@ -255,6 +260,18 @@ def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[
             )
 
     return run
+
+
+#: The Arrow type of the raw ``headers`` column (Spark's ``array<struct<key:string,value:binary>>``).
+HEADERS_ARROW_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+
+
+def with_headers(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with a ``headers`` column: an all-null one when Spark left it out (headers not read)."""
+    if batch.schema.get_field_index("headers") >= 0:
+        return batch
+    return pa.RecordBatch.from_arrays([*batch.columns, pa.nulls(batch.num_rows, HEADERS_ARROW_TYPE)],
+                                      names=[*batch.schema.names, "headers"])
 
 
 def _unassigned_result(batches: Iterator[pa.RecordBatch]) -> GenerationResult:
