@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connect_spark.api.data import Schema
-from connect_spark.api.records import Headers, SinkRecord, TimestampType, TopicPartition
+from connect_spark.api.records import Headers, SinkRecord, TimestampType
 from connect_spark.runtime.arrow_frames import column_kind
 from connect_spark.runtime.conversion import ConvertedBatch, raw_records
 from connect_spark.runtime.errors import RawRecord
@@ -34,6 +34,10 @@ __all__ = ["DirectRecordBuilder"]
 _SCHEMAS = {"bytes": Schema.OPTIONAL_BYTES_SCHEMA, "utf8": Schema.OPTIONAL_STRING_SCHEMA}
 _NO_TIMESTAMP = TimestampType.NO_TIMESTAMP_TYPE
 _TIMESTAMP_TYPES = {t.value: t for t in TimestampType}
+
+
+class _HeaderRejected(Exception):
+    """The header converter failed on a header of the batch: the per-record path must convert it."""
 
 
 class LazyRawIndex(Mapping):
@@ -94,8 +98,9 @@ class DirectRecordBuilder:
         lowest = pc.min(millis_column).as_py()
         if lowest is not None and lowest < -1:
             return None  # Connect fails the task on such a timestamp; the per-record path says so
-        headers = self._headers(batch)
-        if headers is False:
+        try:
+            headers = self._headers(batch)
+        except _HeaderRejected:
             return None
         topics = batch.column("topic").to_pylist()
         partitions = batch.column("partition").to_pylist()
@@ -123,9 +128,9 @@ class DirectRecordBuilder:
         consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
         return ConvertedBatch(records, consumed, LazyRawIndex(batch))
 
-    def _headers(self, batch: pa.RecordBatch) -> list[Headers | None] | None | bool:
+    def _headers(self, batch: pa.RecordBatch) -> list[Headers | None] | None:
         """Per row: converted headers, or ``None`` for a row without any; ``None`` overall when no row has
-        one; ``False`` when one fails."""
+        one. Raises :class:`_HeaderRejected` when the header converter fails on one."""
         column = batch.column("headers")
         if column.null_count == len(column) or len(pc.list_flatten(column)) == 0:
             return None
@@ -142,8 +147,8 @@ class DirectRecordBuilder:
                     result = self.header_converter.to_connect_header(topic, name, value)
                     headers.add(name, result.value, result.schema)
                 converted.append(headers)
-        except Exception:
-            return False
+        except Exception as e:
+            raise _HeaderRejected() from e
         return converted
 
 
