@@ -40,6 +40,19 @@ class Struct:
         self._schema = schema
         self._values: list[Any] = [None] * len(schema.fields)
 
+    @classmethod
+    def from_valid_values(cls, schema: Schema, values: list[Any]) -> "Struct":
+        """A struct of ``schema`` holding ``values`` (one per field, in field order), taken as they are.
+
+        For code that produced the values itself and knows each one is what ``put`` would accept (the
+        JsonConverter's compiled payload converters): nothing is checked, and the list is kept, not copied.
+        Anything else should use ``Struct(schema).put(...)``.
+        """
+        struct = object.__new__(cls)
+        struct._schema = schema
+        struct._values = values
+        return struct
+
     @property
     def schema(self) -> Schema:
         """The struct's schema."""
