@@ -78,6 +78,17 @@ class Struct:
             return f.schema.default_value
         return value
 
+    def field_values(self) -> list[Any]:
+        """Every field's value in schema order, each as :meth:`get` gives it (the default for ``None``).
+
+        A new list each call; for readers that take many fields of many structs of one schema.
+        """
+        values = self._values
+        if None not in values:
+            return list(values)
+        return [value if value is not None else f.schema.default_value
+                for value, f in zip(values, self._schema.fields)]
+
     def get_without_default(self, field: "str | Field") -> Any:
         """The field's raw value, without falling back to the default."""
         return self._values[self._lookup(field).index]
