@@ -36,6 +36,7 @@ GeneralConversion = Callable[[Schema, Any], Any]
 _OPENING = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
 _BETWEEN = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:')
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE_CHARS = (" ", "\t", "\n", "\r")
 _CLOSING = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
 
 #: The Schema type each logical type is defined on; a logical name on another type is left to the general path.
@@ -76,19 +77,24 @@ class EnvelopeCache:
     def convert(self, data: bytes) -> SchemaAndValue | None:
         """The message read through a registered opening, or ``None`` to take the general path."""
         entries = self._entries
-        for position, entry in enumerate(entries):
-            if data.startswith(entry.prefix):
-                break
-        else:
+        if not entries:
             return None
-        if position:
-            self._entries = [entry] + [e for e in entries if e is not entry]
+        entry = entries[0]
+        if not data.startswith(entry.prefix):
+            for entry in entries:
+                if data.startswith(entry.prefix):
+                    self._entries = [entry] + [e for e in entries if e is not entry]
+                    break
+            else:
+                return None
         try:
             # A message starting with ASCII bytes is read as UTF-8 by json.loads too (json.detect_encoding).
             text = data[entry.length:].decode("utf-8", "surrogatepass")
-            payload, end = self.decoder.raw_decode(text, _WHITESPACE.match(text).end())  # type: ignore[union-attr]
-            if _CLOSING.fullmatch(text, end) is None:
-                return None
+            start = _WHITESPACE.match(text).end() if text[:1] in _WHITESPACE_CHARS else 0  # type: ignore[union-attr]
+            payload, end = self.decoder.raw_decode(text, start)
+            if end != len(text) - 1 or text[end] != "}":
+                if _CLOSING.fullmatch(text, end) is None:
+                    return None
             return SchemaAndValue(entry.schema, entry.to_value(payload))
         except Exception:
             return None  # the general path reports whatever is wrong, as it always has
