@@ -56,6 +56,7 @@ from connect_spark.api.data.schema import (
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
+from connect_spark.columnar.exact_text import shape_regex
 from connect_spark.columnar.records import frame_to_records
 from connect_spark.columnar.transforms import TransformStep, transform_step
 from connect_spark.columnar.types import to_spark_type
@@ -262,13 +263,15 @@ class _SchemalessJson(_ColumnConverter):
     after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
     are never chosen.
 
-    Two checks prove a row exact. The cheap one, for objects: parsed with ``from_json`` into the shape's
-    types with the fields in the order the sample's first row of that shape writes them, the row
-    re-serializes (``to_json``) to exactly its own text, so every key is there once, every number kept
-    its kind and every string its characters (``NaN``, single quotes and ``-0.0`` never pass it). Rows
-    that fail it (other spacing or key order, escapes,
-    exponents) take the general check: the row's variant shape equals the chosen one, and its value
-    is the variant cast to the shape's types. Spark evaluates the general check only for those rows.
+    Two checks prove a row exact. The cheap one, for objects written compactly: the row is parsed with
+    ``from_json`` into the shape's types with the fields in the order the sample's first row of that
+    shape writes them, and its text matches the shape's regular expression
+    (:func:`~connect_spark.columnar.exact_text.shape_regex`: the keys in that order, each value a token
+    both readers read alike); for shapes the expression does not cover (arrays, keys with escapes), the
+    parsed row must re-serialize (``to_json``) to exactly its own text instead. ``NaN``, single quotes
+    and ``-0.0`` never pass either. Rows that fail it (other spacing or key order, escapes, exponents)
+    take the general check: the row's variant shape equals the chosen one, and its value is the variant
+    cast to the shape's types. Spark evaluates the general check only for those rows.
     """
 
     def __init__(self) -> None:
@@ -314,12 +317,16 @@ class _SchemalessJson(_ColumnConverter):
         # single quotes, which Spark would otherwise read and the per-record converter does not
         fast = F.from_json(text, text_order, {"mode": "PERMISSIVE", "allowNonNumericNumbers": "false",
                                               "allowSingleQuotes": "false"})
-        # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
-        # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
-        # they are dropped; the regular expression runs only for rows that do not match as they are
-        written = F.to_json(fast, {"ignoreNullFields": "false"})
-        same_text = (written == text) | (written == _without_trailing_zeros(text))
-        fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
+        regex = shape_regex(text_order, variant_schema.parse(candidate))
+        if regex is not None:  # the cheap proof: the text itself says the parse is exact
+            fast_ok = F.coalesce(text.rlike(regex), F.lit(False))
+        else:  # arrays, keys with escapes: the parsed row must print back as its own text
+            # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
+            # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
+            # they are dropped; the regular expression runs only for rows that do not match as they are
+            written = F.to_json(fast, {"ignoreNullFields": "false"})
+            same_text = (written == text) | (written == _without_trailing_zeros(text))
+            fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
         column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
         return Part(column, None, None, spark_type), empty | (utf8 & (fast_ok | general_ok))
 

@@ -4,6 +4,8 @@ Every arm runs as its own child process (its own JVM), one at a time, against th
 topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resolve yet reports
 ``unavailable: <reason>`` instead of running.
 
+* s — the ceiling of a Python record path: Spark's Kafka source → ``mapInArrow`` with a no-op function →
+  the ``noop`` sink (:mod:`jobs.bench.ceiling_job`); c and d2 are reported as a share of it;
 * a — plain Spark: ``readStream.format("kafka") → from_json → writeStream.format("delta")``
   (:mod:`jobs.bench.plain_spark_job`);
 * b — connect_spark's Delta sink (``DeltaSink``), exactly-once, JsonConverter without schemas;
@@ -15,7 +17,7 @@ topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resol
 * a0, b0 — a and b with their defaults (no Spark setting, no batch bound, no execution mode): the wall
   time of a cold ``--available-now`` run, start-up included, is the figure to compare.
 
-a, b and c get the same Spark settings (:attr:`BenchSettings.spark_conf`) and the same batch bound;
+s, a, b, c and d2 get the same Spark settings (:attr:`BenchSettings.spark_conf`) and the same batch bound;
 the connect_spark arms ask for ``task.execution.mode=executor``.
 """
 
@@ -36,7 +38,7 @@ from jobs.bench import health
 from jobs.bench.watchers import CommitWatcher, ConsumerGroupWatcher, SparkCheckpointWatcher
 
 __all__ = ["BenchSettings", "RunSpec", "Launched", "Arm", "PlainSparkArm", "ConnectSparkArm", "KafkaConnectArm",
-           "default_arms", "REPO_ROOT"]
+           "CeilingArm", "default_arms", "REPO_ROOT"]
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +174,25 @@ class PlainSparkArm(Arm):
                         lambda ids: health.delta_health(table, ids), log_file)
 
 
+class CeilingArm(Arm):
+    """Arm s: Spark's Kafka source → ``mapInArrow`` (no-op) → ``noop`` sink, the per-record arms' ceiling."""
+
+    key, label = "s", "ceiling: Spark's Kafka source → mapInArrow (no-op)"
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        checkpoint = spec.work / "checkpoint"
+        command = [sys.executable, "-m", "jobs.bench.ceiling_job", "--bootstrap", settings.bootstrap_servers,
+                   "--topic", spec.topic, "--checkpoint", str(checkpoint), "--trigger-ms", str(settings.trigger_ms),
+                   "--max-offsets-per-trigger", str(settings.max_offsets_per_trigger)]
+        if spec.available_now:
+            command.append("--available-now")
+        for key, value in settings.spark_conf.items():
+            command += ["--conf", f"{key}={value}"]
+        process, log_file = _spawn(command, spec.work)
+        watcher = SparkCheckpointWatcher(checkpoint, spec.topic)
+        return Launched(process, watcher, lambda ids: health.offsets_health(watcher.latest, ids), log_file)
+
+
 class ConnectSparkArm(Arm):
     """A connect_spark connector run by the real CLI: ``connect-spark standalone [--available-now]``."""
 
@@ -304,6 +325,7 @@ ODD_EVERY = 100
 def default_arms() -> list[Arm]:
     """Every arm, in the order they run within a round."""
     return [
+        CeilingArm(),
         PlainSparkArm(),
         _delta_arm("b", "connect_spark DeltaSink (exactly-once)"),
         _delta_arm("b1", "connect_spark DeltaSink, 1 % of records per record", odd_every=ODD_EVERY),

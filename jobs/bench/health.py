@@ -19,7 +19,7 @@ import numpy as np
 
 from jobs.bench.records import ID_FIELD
 
-__all__ = ["Health", "delta_health", "lines_health", "JSON_ID", "CSV_ID"]
+__all__ = ["Health", "delta_health", "lines_health", "offsets_health", "JSON_ID", "CSV_ID"]
 
 #: the id of a JSON line (FileStreamSink writes the record value, our JSON)
 JSON_ID = re.compile(rb'"' + ID_FIELD.encode() + rb'":(\d+)')
@@ -109,3 +109,11 @@ def delta_health(table: str | Path, expected_ids: range) -> Health:
         chunks.append(parquet.read(columns=[ID_FIELD]).column(0).to_numpy(zero_copy_only=False).astype(np.int64))
     ids = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
     return _count(ids, expected_ids, len(paths), commits, notes=sorted(set(notes))[:3])
+
+
+def offsets_health(committed: dict[int, int], expected_ids: range) -> Health:
+    """Health of an arm that writes nothing (the ceiling, arm s): ``rows`` are the records its committed
+    offsets cover (the pre-filled topic starts at offset 0 in every partition)."""
+    rows = sum(committed.values())
+    return Health(expected=len(expected_ids), rows=rows, duplicates=0, missing=max(len(expected_ids) - rows, 0),
+                  files=0, notes=["no output: rows are the records the committed offsets cover"])

@@ -14,7 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["environment", "targets", "write_results", "markdown"]
+__all__ = ["environment", "targets", "ceiling_shares", "write_results", "markdown"]
+
+#: The arms shown as a share of the ceiling (arm s): the Python record paths.
+_CEILING_ARMS = ("c", "d2")
 
 #: (name, how to compute it, threshold) — computed from the medians; None when an arm is missing.
 _THROUGHPUT_TARGETS = (
@@ -110,6 +113,28 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def ceiling_shares(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Arms c and d2 against the ceiling (arm s): their records/s as a share of its, their CPU-s per
+    million records as a multiple of its. Empty when s did not run."""
+    arms = results.get("arms", {})
+    ceiling = arms.get("s", {}).get("summary") or {}
+    if not ceiling.get("wall_records_per_s"):
+        return []
+    figure = "records_per_s" if ceiling.get("records_per_s") else "wall_records_per_s"
+    shares = []
+    for key in _CEILING_ARMS:
+        summary = arms.get(key, {}).get("summary") or {}
+        rate, cpu = summary.get(figure), summary.get("cpu_s_per_million")
+        shares.append({
+            "arm": key, "figure": figure, "records_per_s": rate, "ceiling_records_per_s": ceiling.get(figure),
+            "share": round(rate / ceiling[figure], 3) if rate and ceiling.get(figure) else None,
+            "cpu_s_per_million": cpu, "ceiling_cpu_s_per_million": ceiling.get("cpu_s_per_million"),
+            "cpu_multiple": round(cpu / ceiling["cpu_s_per_million"], 2)
+            if cpu and ceiling.get("cpu_s_per_million") else None,
+        })
+    return shares
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "–"
@@ -160,6 +185,15 @@ def markdown(doc: dict[str, Any]) -> str:
                              f"{_fmt(run.get('committed'))} | {_fmt(run.get('p50_ms'))} | {_fmt(run.get('p99_ms'))} | "
                              f"{_fmt(run.get('max_ms'))} | {'ok' if h.get('ok') else 'BAD'}"
                              f"{' ERROR ' + run['error'][:120] if run.get('error') else ''} |")
+    shares = doc.get("ceiling") or []
+    if shares:
+        lines += ["", "## Against the ceiling (arm s: Spark's Kafka source → mapInArrow, no-op)", "",
+                  "| arm | records/s | ceiling records/s | share of ceiling | CPU-s / M | ceiling CPU-s / M | CPU multiple |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for row in shares:
+            lines.append(f"| {row['arm']} | {_fmt(row['records_per_s'])} | {_fmt(row['ceiling_records_per_s'])} | "
+                         f"{_fmt(row['share'])} | {_fmt(row['cpu_s_per_million'])} | "
+                         f"{_fmt(row['ceiling_cpu_s_per_million'])} | {_fmt(row['cpu_multiple'])} |")
     lines += ["", "## Targets", "", "| target | measured | from | met |", "| --- | ---: | --- | --- |"]
     for t in doc["targets"]:
         lines.append(f"| {t['target']} | {_fmt(t['value'])} | {t.get('figure', '')} | "
@@ -220,6 +254,7 @@ def write_results(results: dict[str, Any], settings: dict[str, Any], plan: dict[
     doc = {"environment": environment_info or environment(), "settings": settings, "plan": plan,
            "results": results}
     doc["targets"] = targets(results)
+    doc["ceiling"] = ceiling_shares(results)
     paths = {"json": out_dir / "results.json", "md": out_dir / "results.md", "png": out_dir / "results.png"}
     paths["json"].write_text(json.dumps(doc, indent=2, default=str) + "\n")
     paths["md"].write_text(markdown(doc))

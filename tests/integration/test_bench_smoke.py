@@ -25,7 +25,7 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
     paths = write_results(results, settings.as_dict(), plan.as_dict(), work_dir / "results")
 
     arms = results["arms"]
-    assert set(arms) == {"a", "b", "b1", "c", "d1", "d2", "a0", "b0"}
+    assert set(arms) == {"s", "a", "b", "b1", "c", "d1", "d2", "a0", "b0"}
     ran = []
     for key, arm in arms.items():
         if arm["status"].startswith("unavailable: "):
@@ -38,7 +38,7 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
         assert run["wall_records_per_s"] > 0 and run["cpu_s_per_million"] > 0 and run["driver_peak_rss_mb"] > 0
         ran.append(key)
     # The arms that need nothing still under construction always run.
-    assert {"a", "c", "d1"} <= set(ran)
+    assert {"s", "a", "c", "d1"} <= set(ran)
 
     doc = json.loads(paths["json"].read_text())
     assert doc["environment"]["versions"]["pyspark"] == "4.0.0"

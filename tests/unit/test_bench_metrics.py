@@ -95,3 +95,23 @@ def test_targets_compare_the_same_figure_on_both_sides():
     cold = found["b0 ÷ a0 wall time, cold --available-now with defaults ≤ 1.0"]
     assert (cold["value"], cold["met"]) == (1.2, False)
     assert found["b p50 ≤ a's at 10,000 rec/s"]["met"] and found["b p99 ≤ a's at 10,000 rec/s"]["met"] is False
+
+
+def test_ceiling_shares_put_the_record_paths_against_arm_s():
+    from jobs.bench.report import ceiling_shares
+
+    def arm(steady, cpu):
+        return {"summary": {"records_per_s": steady, "wall_records_per_s": 1.0, "cpu_s_per_million": cpu}}
+
+    assert ceiling_shares({"arms": {"c": arm(10.0, 5.0)}}) == []
+    shares = {row["arm"]: row for row in ceiling_shares({"arms": {"s": arm(200.0, 10.0), "c": arm(150.0, 25.0)}})}
+    assert (shares["c"]["share"], shares["c"]["cpu_multiple"]) == (0.75, 2.5)
+    assert shares["d2"]["share"] is None
+
+
+def test_offsets_health_counts_what_the_committed_offsets_cover():
+    from jobs.bench.health import offsets_health
+
+    assert offsets_health({0: 60, 1: 40}, range(100)).ok
+    short = offsets_health({0: 60}, range(100))
+    assert (short.ok, short.missing) == (False, 40)
