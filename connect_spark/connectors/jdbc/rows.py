@@ -49,6 +49,9 @@ class TableBatch:
     table: TableId
     columns: list[Column]
     rows: list[tuple] = field(default_factory=list)
+    #: Every row value has the Python type of its column's Connect schema (read from structs, whose values
+    #: were validated, or the Kafka coordinates), so the dialect may use a typed transfer.
+    typed: bool = False
     row_records: list[SinkRecord] = field(default_factory=list)
     delete_keys: list[tuple] = field(default_factory=list)
     delete_records: list[SinkRecord] = field(default_factory=list)
@@ -73,10 +76,13 @@ class RecordLayout:
     columns: tuple[Column, ...]
     getters: tuple[Getter, ...]
     key_getters: tuple[Getter, ...]
+    typed: bool = field(init=False, compare=False)
     row: Callable[[SinkRecord], tuple] = field(init=False, repr=False, compare=False)
     key: Callable[[SinkRecord], tuple] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "typed", all(isinstance(g, _FieldGetter) or g in _KAFKA_GETTERS
+                                              for g in self.getters))
         object.__setattr__(self, "row", _tuple_reader(self.getters))
         object.__setattr__(self, "key", _tuple_reader(self.key_getters))
 
@@ -144,6 +150,10 @@ def _timestamp_writer(zone: str) -> Callable[[Any], Any]:
         return lambda v: v if v is None or v.tzinfo is None else v.astimezone(utc).replace(tzinfo=None)
     return lambda v: v if v is None else (v.replace(tzinfo=utc) if v.tzinfo is None else v).astimezone(tz).replace(
         tzinfo=None)
+
+
+#: pk.mode=kafka's columns: topic, partition, offset.
+_KAFKA_GETTERS: tuple[Getter, ...] = (lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset)
 
 
 def _map_getter(side: str, name: str) -> Getter:
@@ -218,7 +228,7 @@ class LayoutCache:
             names = config.pk_fields or KAFKA_PK_DEFAULT_NAMES
             return ([Column(names[0], Schema.STRING_SCHEMA, True), Column(names[1], Schema.INT32_SCHEMA, True),
                      Column(names[2], Schema.INT64_SCHEMA, True)],
-                    [lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset])
+                    list(_KAFKA_GETTERS))
         if mode == "record_key":
             return self._side_columns(record, "key", config.pk_fields, primary=True)
         if record.value is None:
@@ -353,7 +363,7 @@ def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConf
             if column.name not in index:
                 index[column.name] = len(columns)
                 columns.append(column)
-    batch = TableBatch(table, columns)
+    batch = TableBatch(table, columns, typed=all(layout.typed for layout in distinct.values()))
     if len(distinct) == 1:  # one layout: it has every column, in order
         read = next(iter(distinct.values())).row
         batch.rows = [read(record) for record, _ in kept]
