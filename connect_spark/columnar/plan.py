@@ -186,14 +186,27 @@ def _json_text(name: str) -> tuple["Column", "Column", "Column"]:
 SAMPLE_ROWS = 1000
 
 
-def _dominant(raw: "DataFrame", key: "Column", example: "Column | None" = None) -> list[tuple[str, int, Any]]:
-    """Distinct non-null values of ``key`` over ``raw`` with their counts (and one ``example`` value
-    of a row with that key, when asked for), most frequent first."""
+def _dominant(raw: "DataFrame", name: str, key: "Column", example: "Column | None" = None) -> list[tuple[str, int, Any]]:
+    """Distinct non-null values of ``key`` over the first :data:`SAMPLE_ROWS` rows of ``raw`` whose column
+    ``name`` is valid UTF-8, with their counts (and one ``example`` value of a row with that key, when
+    asked for), most frequent first.
+
+    One small job that reads the head of the batch's first partition and collects the sample's keys
+    (no aggregation, so no shuffle stage); the counting happens here.
+    """
     from pyspark.sql import functions as F
 
-    picked = raw.select(key.alias("k"), (example if example is not None else F.lit(None)).alias("e"))
-    rows = picked.where(F.col("k").isNotNull()).groupBy("k").agg(F.count("*").alias("n"), F.first("e").alias("e"))
-    return sorted(((r["k"], r["n"], r["e"]) for r in rows.collect()), key=lambda kv: -kv[1])
+    picked = raw.select(key.alias("k"), (example if example is not None else F.lit(None)).alias("e"),
+                        F.expr(f"is_valid_utf8(`{name}`)").alias("u")).limit(SAMPLE_ROWS)
+    counts: dict[str, int] = {}
+    examples: dict[str, Any] = {}
+    for row in picked.collect():
+        k = row["k"]
+        if k is None or not row["u"]:
+            continue
+        counts[k] = counts.get(k, 0) + 1
+        examples.setdefault(k, row["e"])
+    return sorted(((k, n, examples[k]) for k, n in counts.items()), key=lambda kv: -kv[1])
 
 
 def _ordered_like(text: str, spark_type: Any) -> Any:
@@ -290,8 +303,7 @@ class _SchemalessJson(_ColumnConverter):
         usable = self._learned
         self.reused = usable is not None
         if usable is None:
-            sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
-            for candidate, _, example in _dominant(sample, shape, text):
+            for candidate, _, example in _dominant(raw, name, shape, text):
                 if candidate == "VOID":
                     continue
                 try:
@@ -434,8 +446,7 @@ class _EnvelopeJson(_ColumnConverter):
         text, empty, utf8 = _json_text(name)
         schema_text = F.get_json_object(text, "$.schema")
         tombstone = Part(F.lit(None).cast("string"), None, None, T.StringType())
-        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
-        for candidate, _, _ in _dominant(sample, schema_text)[:1]:
+        for candidate, _, _ in _dominant(raw, name, schema_text)[:1]:
             try:
                 schema, parse_type = self._schema(json.loads(candidate))
             except Exception as e:
