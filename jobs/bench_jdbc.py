@@ -14,8 +14,10 @@ topic with ``available-now`` through ``io.confluent.connect.jdbc.JdbcSinkConnect
 
 Each arm runs on a warm session (a warm-up run first) and a fresh table; rows/s counts every produced record
 and includes the query start. Then the profile of one task's work on 100,000 records, in this process:
-JSON conversion (the runtime's per-record path), records → rows, the database write (COPY and statement,
-offsets, commit), and for comparison the cost of building the Arrow record frame an ``ArrowSinkTask``
+JSON conversion (the runtime's per-record path; every record after the first of its schema takes the
+JsonConverter's fast path, ``connect_spark/converters/json_fast.py``), records → rows, the database write
+(COPY — binary here, the table having the types the sink created — and statement, offsets, commit), and for
+comparison the cost of building the Arrow record frame an ``ArrowSinkTask``
 would get (with the JsonConverter that frame is built *from* the converted records, so a bulk task could
 only add to the conversion cost; that is why the sink is a record task). Not a test: figures only.
 """

@@ -56,6 +56,7 @@ from connect_spark.api.data.schema import (
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
+from connect_spark.columnar.exact_text import shape_regex
 from connect_spark.columnar.records import frame_to_records
 from connect_spark.columnar.transforms import TransformStep, transform_step
 from connect_spark.columnar.types import to_spark_type
@@ -185,14 +186,27 @@ def _json_text(name: str) -> tuple["Column", "Column", "Column"]:
 SAMPLE_ROWS = 1000
 
 
-def _dominant(raw: "DataFrame", key: "Column", example: "Column | None" = None) -> list[tuple[str, int, Any]]:
-    """Distinct non-null values of ``key`` over ``raw`` with their counts (and one ``example`` value
-    of a row with that key, when asked for), most frequent first."""
+def _dominant(raw: "DataFrame", name: str, key: "Column", example: "Column | None" = None) -> list[tuple[str, int, Any]]:
+    """Distinct non-null values of ``key`` over the first :data:`SAMPLE_ROWS` rows of ``raw`` whose column
+    ``name`` is valid UTF-8, with their counts (and one ``example`` value of a row with that key, when
+    asked for), most frequent first.
+
+    One small job that reads the head of the batch's first partition and collects the sample's keys
+    (no aggregation, so no shuffle stage); the counting happens here.
+    """
     from pyspark.sql import functions as F
 
-    picked = raw.select(key.alias("k"), (example if example is not None else F.lit(None)).alias("e"))
-    rows = picked.where(F.col("k").isNotNull()).groupBy("k").agg(F.count("*").alias("n"), F.first("e").alias("e"))
-    return sorted(((r["k"], r["n"], r["e"]) for r in rows.collect()), key=lambda kv: -kv[1])
+    picked = raw.select(key.alias("k"), (example if example is not None else F.lit(None)).alias("e"),
+                        F.expr(f"is_valid_utf8(`{name}`)").alias("u")).limit(SAMPLE_ROWS)
+    counts: dict[str, int] = {}
+    examples: dict[str, Any] = {}
+    for row in picked.collect():
+        k = row["k"]
+        if k is None or not row["u"]:
+            continue
+        counts[k] = counts.get(k, 0) + 1
+        examples.setdefault(k, row["e"])
+    return sorted(((k, n, examples[k]) for k, n in counts.items()), key=lambda kv: -kv[1])
 
 
 def _ordered_like(text: str, spark_type: Any) -> Any:
@@ -262,13 +276,15 @@ class _SchemalessJson(_ColumnConverter):
     after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
     are never chosen.
 
-    Two checks prove a row exact. The cheap one, for objects: parsed with ``from_json`` into the shape's
-    types with the fields in the order the sample's first row of that shape writes them, the row
-    re-serializes (``to_json``) to exactly its own text, so every key is there once, every number kept
-    its kind and every string its characters (``NaN``, single quotes and ``-0.0`` never pass it). Rows
-    that fail it (other spacing or key order, escapes,
-    exponents) take the general check: the row's variant shape equals the chosen one, and its value
-    is the variant cast to the shape's types. Spark evaluates the general check only for those rows.
+    Two checks prove a row exact. The cheap one, for objects written compactly: the row is parsed with
+    ``from_json`` into the shape's types with the fields in the order the sample's first row of that
+    shape writes them, and its text matches the shape's regular expression
+    (:func:`~connect_spark.columnar.exact_text.shape_regex`: the keys in that order, each value a token
+    both readers read alike); for shapes the expression does not cover (arrays, keys with escapes), the
+    parsed row must re-serialize (``to_json``) to exactly its own text instead. ``NaN``, single quotes
+    and ``-0.0`` never pass either. Rows that fail it (other spacing or key order, escapes, exponents)
+    take the general check: the row's variant shape equals the chosen one, and its value is the variant
+    cast to the shape's types. Spark evaluates the general check only for those rows.
     """
 
     def __init__(self) -> None:
@@ -287,8 +303,7 @@ class _SchemalessJson(_ColumnConverter):
         usable = self._learned
         self.reused = usable is not None
         if usable is None:
-            sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
-            for candidate, _, example in _dominant(sample, shape, text):
+            for candidate, _, example in _dominant(raw, name, shape, text):
                 if candidate == "VOID":
                     continue
                 try:
@@ -314,12 +329,16 @@ class _SchemalessJson(_ColumnConverter):
         # single quotes, which Spark would otherwise read and the per-record converter does not
         fast = F.from_json(text, text_order, {"mode": "PERMISSIVE", "allowNonNumericNumbers": "false",
                                               "allowSingleQuotes": "false"})
-        # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
-        # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
-        # they are dropped; the regular expression runs only for rows that do not match as they are
-        written = F.to_json(fast, {"ignoreNullFields": "false"})
-        same_text = (written == text) | (written == _without_trailing_zeros(text))
-        fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
+        regex = shape_regex(text_order, variant_schema.parse(candidate))
+        if regex is not None:  # the cheap proof: the text itself says the parse is exact
+            fast_ok = F.coalesce(text.rlike(regex), F.lit(False))
+        else:  # arrays, keys with escapes: the parsed row must print back as its own text
+            # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
+            # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
+            # they are dropped; the regular expression runs only for rows that do not match as they are
+            written = F.to_json(fast, {"ignoreNullFields": "false"})
+            same_text = (written == text) | (written == _without_trailing_zeros(text))
+            fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
         column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
         return Part(column, None, None, spark_type), empty | (utf8 & (fast_ok | general_ok))
 
@@ -427,8 +446,7 @@ class _EnvelopeJson(_ColumnConverter):
         text, empty, utf8 = _json_text(name)
         schema_text = F.get_json_object(text, "$.schema")
         tombstone = Part(F.lit(None).cast("string"), None, None, T.StringType())
-        sample = raw.limit(SAMPLE_ROWS).where(F.expr(f"is_valid_utf8(`{name}`)"))
-        for candidate, _, _ in _dominant(sample, schema_text)[:1]:
+        for candidate, _, _ in _dominant(raw, name, schema_text)[:1]:
             try:
                 schema, parse_type = self._schema(json.loads(candidate))
             except Exception as e:

@@ -91,11 +91,13 @@ def _check_trigger(name: str, value: Any) -> None:
 TRIGGER_VALIDATOR = LambdaValidator.with_(_check_trigger, "available-now, or an interval: 500ms, 10s, 1m, 2h")
 EXECUTION_MODE_VALIDATOR = ValidString.in_("driver", "executor")
 
-#: ``max.offsets.per.trigger`` when it is not set and tasks run on the driver (record and Arrow tasks in
-#: driver mode, DataFrame tasks): a backlog must not arrive there as one batch.
+#: ``max.offsets.per.trigger`` when it is not set and every record of a batch is collected to the driver
+#: (record and Arrow tasks in driver mode, DataFrame tasks without a vectorized plan): a backlog must not
+#: arrive there as one batch.
 DRIVER_MAX_OFFSETS_PER_TRIGGER = 50_000
-#: ``max.offsets.per.trigger`` when it is not set and tasks run on the executors: each task's slice of a
-#: backlog stays bounded.
+#: ``max.offsets.per.trigger`` when it is not set and a batch's records stay in Spark (tasks on the
+#: executors, DataFrame tasks with a vectorized plan, whose rows only reach the driver when they need the
+#: per-record path): a backlog is still read in bounded slices.
 EXECUTOR_MAX_OFFSETS_PER_TRIGGER = 1_000_000
 
 OVERRIDE_POLICIES = {
@@ -237,9 +239,10 @@ WORKER_CONFIG_DEF = (
             "that must run in one place). Connectors may override it.", _SPARK)
     .define("max.offsets.per.trigger", Type.LONG, None, Range.at_least(1), Importance.LOW,
             "Upper bound on the records read per micro-batch across all partitions (Spark's maxOffsetsPerTrigger). "
-            f"Not set: {DRIVER_MAX_OFFSETS_PER_TRIGGER} when the tasks run on the driver (task.execution.mode=driver, "
-            f"and DataFrame tasks such as the Delta sink), {EXECUTOR_MAX_OFFSETS_PER_TRIGGER} when they run on the "
-            "executors.", _SPARK)
+            f"Not set: {DRIVER_MAX_OFFSETS_PER_TRIGGER} when every record of a batch is collected to the driver "
+            "(record and Arrow tasks with task.execution.mode=driver, DataFrame tasks whose converters and transforms "
+            f"have no vectorized form), {EXECUTOR_MAX_OFFSETS_PER_TRIGGER} when the records stay in Spark (tasks on "
+            "the executors, DataFrame tasks such as the Delta sink with a vectorized plan).", _SPARK)
 )
 """The declared worker keys. ``spark.*``, ``consumer.*``, ``producer.*``, ``admin.*``, ``sasl.*`` and ``ssl.*``
 keys pass through undeclared."""
@@ -449,12 +452,13 @@ class WorkerConfig(AbstractConfig):
         """The ``max.offsets.per.trigger`` set, or None (see :meth:`max_offsets_per_trigger_for`)."""
         return self._values["max.offsets.per.trigger"]
 
-    def max_offsets_per_trigger_for(self, execution_mode: str) -> int:
-        """The bound a connector whose tasks run in ``execution_mode`` (``driver``/``executor``) reads with:
-        the key's value, else the default its declaration documents."""
+    def max_offsets_per_trigger_for(self, collects_batches: bool) -> int:
+        """The bound a connector reads with: the key's value, else the default its declaration documents,
+        which depends on whether the connector's processor ``collects_batches`` (every record of a batch
+        comes to the driver)."""
         if self.max_offsets_per_trigger:
             return int(self.max_offsets_per_trigger)
-        return DRIVER_MAX_OFFSETS_PER_TRIGGER if execution_mode == "driver" else EXECUTOR_MAX_OFFSETS_PER_TRIGGER
+        return DRIVER_MAX_OFFSETS_PER_TRIGGER if collects_batches else EXECUTOR_MAX_OFFSETS_PER_TRIGGER
 
     def spark_conf(self) -> dict[str, str]:
         """Every ``spark.*`` key with its full name, as strings, for the SparkSession builder."""

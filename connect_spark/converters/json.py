@@ -49,6 +49,7 @@ from connect_spark.api.data._java import (
 from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
 from connect_spark.converters.base import converter_config_def, converter_type
+from connect_spark.converters.json_fast import EnvelopeCache, compile_payload_converter
 
 try:  # optional, faster serialization
     import orjson as _orjson
@@ -145,6 +146,9 @@ def _reject_constant(name: str) -> Any:
 
 def _loads(data: bytes) -> Any:
     return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+
+#: At most this many envelope openings are remembered by the fast path (or ``schemas.cache.size`` if smaller).
+_ENVELOPE_CACHE_SIZE = 32
 
 
 class _NeedsWriter(Exception):
@@ -280,6 +284,7 @@ class JsonConverter(Converter, HeaderConverter):
         self.replace_null_with_default = True
         self._from_connect_schemas = _LruCache(self.cache_size)
         self._to_connect_schemas = _LruCache(self.cache_size)
+        self._envelopes = EnvelopeCache(min(self.cache_size, _ENVELOPE_CACHE_SIZE), _reject_constant)
 
     def config(self) -> ConfigDef:
         return (
@@ -308,11 +313,15 @@ class JsonConverter(Converter, HeaderConverter):
         self.replace_null_with_default = values[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._from_connect_schemas = _LruCache(self.cache_size)
         self._to_connect_schemas = _LruCache(self.cache_size)
+        self._envelopes = EnvelopeCache(min(self.cache_size, _ENVELOPE_CACHE_SIZE), _reject_constant)
 
     # -- bytes → Connect --
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         """Parse JSON bytes; ``None`` (a tombstone) and empty bytes give ``SchemaAndValue(None, None)``.
+
+        With schemas enabled, an envelope opening with the same bytes as one read before (same schema)
+        takes the fast path of :mod:`connect_spark.converters.json_fast`, with the same result.
 
         Raises:
             DataException: for invalid JSON, a missing envelope, or a payload that does not match
@@ -320,6 +329,10 @@ class JsonConverter(Converter, HeaderConverter):
         """
         if value is None or len(value) == 0:
             return SchemaAndValue(None, None)
+        if self.schemas_enabled and type(value) is bytes:
+            fast = self._envelopes.convert(value)
+            if fast is not None:
+                return fast
         try:
             node = _loads(bytes(value))
         except (ValueError, RecursionError) as e:
@@ -329,8 +342,19 @@ class JsonConverter(Converter, HeaderConverter):
             if not (isinstance(node, dict) and len(node) == 2 and ENVELOPE_SCHEMA in node and ENVELOPE_PAYLOAD in node):
                 raise DataException(_ENVELOPE_ERROR)
             schema = self.as_connect_schema(node[ENVELOPE_SCHEMA])
-            return SchemaAndValue(schema, self._to_connect(schema, node[ENVELOPE_PAYLOAD]))
+            result = SchemaAndValue(schema, self._to_connect(schema, node[ENVELOPE_PAYLOAD]))
+            if type(value) is bytes:
+                self._register_envelope(value, schema)
+            return result
         return SchemaAndValue(None, self._to_connect(None, node))
+
+    def _register_envelope(self, data: bytes, schema: Schema | None) -> None:
+        """Let the fast path read later envelopes opening like ``data`` (just read as ``schema``)."""
+        if schema is None:
+            to_value: Callable[[Any], Any] = lambda payload: self._to_connect(None, payload)  # noqa: E731
+        else:
+            to_value = compile_payload_converter(schema, self.to_connect_value, self.replace_null_with_default)
+        self._envelopes.register(data, schema, to_value)
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """The Connect schema described by a parsed JSON schema (``None`` for JSON null)."""
@@ -398,6 +422,18 @@ class JsonConverter(Converter, HeaderConverter):
         if "default" in node:
             builder.default_value(self._to_connect(builder.build(), node["default"]))
         return builder.build()
+
+    def to_connect_value(self, schema: Schema | None, node: Any) -> Any:
+        """The Connect value of a parsed JSON value (a payload) for ``schema``, the general way.
+
+        What :meth:`to_connect_data` does with an envelope's payload; the fast path's compiled converters
+        fall back to it and must agree with it. Values inside structs are validated (``Struct.put``); the
+        top-level value is not.
+
+        Raises:
+            DataException: when the value does not match the schema.
+        """
+        return self._to_connect(schema, node)
 
     def _to_connect(self, schema: Schema | None, value: Any) -> Any:
         if schema is None:

@@ -157,7 +157,7 @@ class ConnectorRunner:
         self._stream = ConnectorQuery(
             self.spark, self.name, self.worker.checkpoint_location, client_config,
             self.config.topics or None, self.config.topics_regex,
-            self.worker.max_offsets_per_trigger_for(self.execution_mode), include_headers,
+            self.worker.max_offsets_per_trigger_for(self._processor.collects_batches), include_headers,
             None if self.available_now else int(self.worker.trigger),
         )
         self._start_query(positions)

@@ -50,6 +50,7 @@ class DataFrameProcessor(DriverTasks):
         super().__init__(setup, setup.task_configs[:1])
         self.spark = setup.spark
         self.plan = compile_plan(setup.connector, setup.worker)
+        self.collects_batches = self.plan is None  # with a plan, only rows needing the per-record path come here
         self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter)
         self.batch_ranges = setup.batch_ranges
 

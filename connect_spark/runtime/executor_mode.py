@@ -63,6 +63,7 @@ class ExecutorTasks(BatchProcessor):
     """
 
     execution_mode = "executor"
+    collects_batches = False
 
     def __init__(self, setup: ProcessorSetup) -> None:
         super().__init__()

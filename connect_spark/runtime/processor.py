@@ -79,6 +79,8 @@ class BatchProcessor(abc.ABC):
 
     Attributes:
         execution_mode: ``driver`` or ``executor``, as the metrics report it.
+        collects_batches: every record of a batch comes to the driver (the runner picks the default
+            batch bound from it, see :meth:`~connect_spark.config.worker.WorkerConfig.max_offsets_per_trigger_for`).
         batches, records_read: counters for the metrics.
         restart_from: set (by :meth:`process` or :meth:`idle`) when records must be read again from
             other offsets: the runner stops the query between batches and starts a new generation
@@ -86,6 +88,7 @@ class BatchProcessor(abc.ABC):
     """
 
     execution_mode = "driver"
+    collects_batches = True
 
     def __init__(self) -> None:
         self.batches = 0

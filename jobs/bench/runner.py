@@ -46,7 +46,7 @@ class BenchPlan:
     repetitions: int = 3
     latency_rates: tuple[int, ...] = (1_000, 10_000)
     latency_seconds: float = 30.0
-    latency_arms: tuple[str, ...] = ("a", "b", "d1")
+    latency_arms: tuple[str, ...] = ("a", "b", "d1", "d2")
     drain_timeout_s: float = 1800.0
     topic: str = ""
     arms: tuple[str, ...] = ()  # empty: all

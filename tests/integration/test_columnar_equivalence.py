@@ -483,3 +483,51 @@ def test_timestamp_converter_schemaless(spark, tmp_path, target, precision, fmt)
         ("kt", "TimestampConverter$Key", {"target.type": target, "unix.precision": precision,
                                           **({"format": fmt} if fmt else {})})))
     assert counts["good"] >= 5
+
+
+def _text_proof_batch() -> list[tuple]:
+    """Rows of one flat shape (with a nested object and an always-null field) whose keys need regex escapes,
+    written in every way the text proof must tell apart from the shape's exact form."""
+    good = ('{"id":%s,"a.b":"%s","x+y":%s,"ok":%s,"$n":null,"in":{"q":%s,"[r]":"s"}}')
+    texts = [good % (i, f"v{i}", f"{i}.25", "true" if i % 2 else "false", i) for i in range(12)]
+    texts += [
+        good % ("-0", "z", "12.40", "true", "0"),          # -0 as an integer and trailing zeros: exact
+        good % ("7", "z", "-0.0", "true", "0"),            # negative zero fraction: 0.0 per record
+        good % ("7", "z", "-0.000", "true", "0"),
+        good % ("7", "z", "-0.5", "true", "0"),            # a negative fraction below one: exact
+        good % ("7", "z", "1e5", "true", "0"),             # an exponent: the general check
+        good % ("7", "z", "1.5E-3", "true", "0"),
+        good % ("1234567890123456789", "z", "1.5", "true", "0"),  # 19 digits: the general check
+        good % ("7", "\\u00e9", "1.5", "true", "0"),      # an escape
+        good % ("7", "tab\\there", "1.5", "true", "0"),
+        good % ("7", "z", "1.5", "true", "01"),            # a leading zero: not JSON
+        good % ("7", "z", "5.", "true", "0"),
+        good % ("7", "z", ".5", "true", "0"),
+        good % ("+7", "z", "1.5", "true", "0"),
+        good % ("7", "z", "1.5", "TRUE", "0"),
+        good % ("7", "z", "1", "true", "0"),               # an integer where the shape has a fraction
+        good % ("7.0", "z", "1.5", "true", "0"),           # a fraction where it has an integer
+        good % ("null", "z", "1.5", "true", "0"),
+        good % ("7", "z", "1.5", "true", "0") + "\n",      # trailing whitespace
+        '{"id":7, "a.b":"z","x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"[r]":"s"}}',
+        '{"a.b":"z","id":7,"x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"[r]":"s"}}',
+        '{"id":7,"id":8,"a.b":"z","x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"[r]":"s"}}',
+        '{"id":7,"a.b":"z","x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"[r]":"s"},"extra":1}',
+        '{"id":7,"a.b":"z","x+y":1.5,"ok":true,"$n":"now set","in":{"q":0,"[r]":"s"}}',
+        '{"id":7,"a.b":"z","x+y":1.5,"ok":true,"$n":null,"in":{"[r]":"s","q":0}}',
+        '{"id":7,"axb":"z","x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"[r]":"s"}}',  # '.' is no wildcard
+        '{"id":7,"a.b":"z","xxy":1.5,"ok":true,"$n":null,"in":{"q":0,"[r]":"s"}}',
+        '{"id":7,"a.b":"z","x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"r":"s"}}',
+    ]
+    return [_raw(i, text.encode()) for i, text in enumerate(texts)]
+
+
+def test_text_proof_of_schemaless_rows_matches_per_record(spark, tmp_path, capsys):
+    props = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+             "value.converter.schemas.enable": "false"}
+    plan = compile_plan(*_connector(tmp_path, **props))
+    plan.apply(spark.createDataFrame(_text_proof_batch(), RAW_DDL)).good.explain(extended=True)
+    assert "RLIKE" in capsys.readouterr().out  # the batch takes the text proof, not to_json
+    counts = run_both(spark, tmp_path, _text_proof_batch(), **props)
+    assert counts["good"] >= 14  # the twelve clean rows, -0 and 12.40, -0.5 (and what the general check proves)
+    assert counts["fallback"] >= 10

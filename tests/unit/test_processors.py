@@ -68,16 +68,18 @@ def test_every_task_shape_and_mode_pair_gets_its_processor(tmp_path, task_class,
     chosen = choose_processor(_setup(tmp_path, task_class, mode))
     assert type(chosen) is processor
     assert chosen.execution_mode == ("executor" if processor is ExecutorTasks else "driver")
+    # the default batch bound follows it: the Delta sink's rows stay in Spark (its converters have a plan)
+    assert chosen.collects_batches == (processor in (DriverRecordProcessor, DriverArrowProcessor))
 
 
 def test_the_batch_bound_when_none_is_set_is_the_declared_one():
     base = {"bootstrap.servers": "x:1", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
             "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
     worker = WorkerConfig(base)
-    assert worker.max_offsets_per_trigger_for("driver") == DRIVER_MAX_OFFSETS_PER_TRIGGER
-    assert worker.max_offsets_per_trigger_for("executor") == EXECUTOR_MAX_OFFSETS_PER_TRIGGER
+    assert worker.max_offsets_per_trigger_for(collects_batches=True) == DRIVER_MAX_OFFSETS_PER_TRIGGER
+    assert worker.max_offsets_per_trigger_for(collects_batches=False) == EXECUTOR_MAX_OFFSETS_PER_TRIGGER
     assert WorkerConfig({**base, "max.offsets.per.trigger": "7"}).max_offsets_per_trigger_for(
-        "driver") == 7
+        collects_batches=True) == 7
     doc = WORKER_CONFIG_DEF.keys["max.offsets.per.trigger"].doc
     assert str(DRIVER_MAX_OFFSETS_PER_TRIGGER) in doc and str(EXECUTOR_MAX_OFFSETS_PER_TRIGGER) in doc
 

@@ -40,6 +40,19 @@ class Struct:
         self._schema = schema
         self._values: list[Any] = [None] * len(schema.fields)
 
+    @classmethod
+    def from_valid_values(cls, schema: Schema, values: list[Any]) -> "Struct":
+        """A struct of ``schema`` holding ``values`` (one per field, in field order), taken as they are.
+
+        For code that produced the values itself and knows each one is what ``put`` would accept (the
+        JsonConverter's compiled payload converters): nothing is checked, and the list is kept, not copied.
+        Anything else should use ``Struct(schema).put(...)``.
+        """
+        struct = object.__new__(cls)
+        struct._schema = schema
+        struct._values = values
+        return struct
+
     @property
     def schema(self) -> Schema:
         """The struct's schema."""
@@ -64,6 +77,17 @@ class Struct:
         if value is None:
             return f.schema.default_value
         return value
+
+    def field_values(self) -> list[Any]:
+        """Every field's value in schema order, each as :meth:`get` gives it (the default for ``None``).
+
+        A new list each call; for readers that take many fields of many structs of one schema.
+        """
+        values = self._values
+        if None not in values:
+            return list(values)
+        return [value if value is not None else f.schema.default_value
+                for value, f in zip(values, self._schema.fields)]
 
     def get_without_default(self, field: "str | Field") -> Any:
         """The field's raw value, without falling back to the default."""

@@ -104,9 +104,15 @@ class DatabaseDialect(abc.ABC):
         """Add nullable ``columns`` to ``table`` (those it already has are left alone)."""
 
     @abc.abstractmethod
-    def write(self, conn: Any, table: TableId, mode: str, columns: Sequence[Column], rows: Sequence[tuple]) -> None:
+    def write(self, conn: Any, table: TableId, mode: str, columns: Sequence[Column], rows: Sequence[tuple],
+              column_types: Mapping[str, str] | None = None) -> None:
         """Write ``rows`` (tuples in ``columns`` order) with ``mode`` (insert, upsert, update), in bulk,
-        inside the caller's transaction."""
+        inside the caller's transaction.
+
+        ``column_types`` (the table's column types, as :meth:`table_columns` gives them) is passed only when
+        every value has the Python type of its column's Connect schema; the dialect may then use a faster,
+        typed transfer where the table's types are the ones it would have created.
+        """
 
     @abc.abstractmethod
     def delete(self, conn: Any, table: TableId, keys: Sequence[Column], rows: Sequence[tuple]) -> None:

@@ -12,6 +12,12 @@ Writes (inside the caller's transaction):
 * update: COPY into a temporary table, then ``UPDATE table SET ... FROM temp WHERE pk = pk``;
 * delete: COPY the keys into a temporary table, then ``DELETE FROM table USING temp WHERE pk = pk``.
 
+COPY is binary when the writer vouches that every value has its column's Python type and every column of
+the table has the type this dialect gives that Connect type (:data:`_BINARY_TYPES`; Date, Time, arrays and
+tables made otherwise stay in text): PostgreSQL then parses nothing, and the client formats nothing. A
+binary COPY that fails for any reason but a broken connection is rolled back to its savepoint and done again
+in text, so errors (and which rows a constraint refuses) are the text COPY's.
+
 Temporary tables are ``ON COMMIT DROP`` and hold only the batch's columns (no constraints), so a row
 the table refuses is refused by the ``INSERT``/``UPDATE``, inside a savepoint the writer can roll back.
 """
@@ -19,6 +25,7 @@ the table refuses is refused by the ``INSERT``/``UPDATE``, inside a savepoint th
 from __future__ import annotations
 
 import itertools
+import logging
 from typing import Any, Mapping, Sequence
 
 import psycopg
@@ -38,6 +45,8 @@ from connect_spark.connectors.jdbc.dialect import Column, DatabaseDialect, Error
 
 __all__ = ["PostgresDialect"]
 
+log = logging.getLogger(__name__)
+
 _LOGICAL_TYPES = {
     DECIMAL_LOGICAL_NAME: "numeric",
     DATE_LOGICAL_NAME: "date",
@@ -48,6 +57,17 @@ _TYPES = {
     Type.INT8: "smallint", Type.INT16: "smallint", Type.INT32: "integer", Type.INT64: "bigint",
     Type.FLOAT32: "real", Type.FLOAT64: "double precision", Type.BOOLEAN: "boolean", Type.STRING: "text",
     Type.BYTES: "bytea",
+}
+# Connect types whose struct-validated Python values psycopg writes in binary COPY: the type name to write
+# and the column type (as format_type names it) the table must have for it.
+_BINARY_TYPES = {
+    Type.INT8: ("int2", "smallint"), Type.INT16: ("int2", "smallint"), Type.INT32: ("int4", "integer"),
+    Type.INT64: ("int8", "bigint"), Type.FLOAT32: ("float4", "real"), Type.FLOAT64: ("float8", "double precision"),
+    Type.BOOLEAN: ("bool", "boolean"), Type.STRING: ("text", "text"), Type.BYTES: ("bytea", "bytea"),
+}
+_BINARY_LOGICAL_TYPES = {
+    DECIMAL_LOGICAL_NAME: ("numeric", "numeric"),
+    TIMESTAMP_LOGICAL_NAME: ("timestamp", "timestamp without time zone"),
 }
 # SQLSTATE classes: 22 data exception, 23 integrity constraint violation, 54 program limit exceeded
 # (a row too large for an index): one row's fault.
@@ -153,12 +173,13 @@ class PostgresDialect(DatabaseDialect):
     # -- DML ---------------------------------------------------------------------------------
 
     def write(self, conn: psycopg.Connection, table: TableId, mode: str, columns: Sequence[Column],
-              rows: Sequence[tuple]) -> None:
+              rows: Sequence[tuple], column_types: Mapping[str, str] | None = None) -> None:
         names = sql.SQL(", ").join(self.identifier(c.name) for c in columns)
+        binary = self._binary_types(columns, column_types)
         if mode == "insert":
-            self._copy(conn, self.table(table), names, rows)
+            self._copy(conn, self.table(table), names, rows, binary)
             return
-        stage = self._stage(conn, table, columns, rows)
+        stage = self._stage(conn, table, columns, rows, binary)
         keys = [self.identifier(c.name) for c in columns if c.primary]
         others = [self.identifier(c.name) for c in columns if not c.primary]
         if mode == "upsert":
@@ -184,18 +205,50 @@ class PostgresDialect(DatabaseDialect):
     def _key_match(self, keys: Sequence[sql.Identifier]) -> sql.Composable:
         return sql.SQL(" AND ").join(sql.SQL("t.{0} = s.{0}").format(k) for k in keys)
 
+    def _binary_types(self, columns: Sequence[Column], column_types: Mapping[str, str] | None) -> list[str] | None:
+        """The type names of a binary COPY of ``columns``, or ``None`` when it is to be text (see the module)."""
+        if not column_types:
+            return None
+        names = []
+        for column in columns:
+            schema = column.schema
+            pair = (_BINARY_LOGICAL_TYPES.get(schema.name) if schema.name in _LOGICAL_TYPES
+                    else _BINARY_TYPES.get(schema.type))
+            if pair is None or column_types.get(self.column_name(column.name)) != pair[1]:
+                return None
+            names.append(pair[0])
+        return names
+
     def _stage(self, conn: psycopg.Connection, table: TableId, columns: Sequence[Column],
-               rows: Sequence[tuple]) -> sql.Identifier:
+               rows: Sequence[tuple], binary: list[str] | None = None) -> sql.Identifier:
         """A temporary table with ``columns`` (typed as the target's) holding ``rows``."""
         stage = sql.Identifier(f"connect_spark_stage_{next(self._stage_names)}")
         names = sql.SQL(", ").join(self.identifier(c.name) for c in columns)
         conn.execute(sql.SQL("CREATE TEMPORARY TABLE {} ON COMMIT DROP AS SELECT {} FROM {} WITH NO DATA").format(
             stage, names, self.table(table)))
-        self._copy(conn, stage, names, rows)
+        self._copy(conn, stage, names, rows, binary)
         return stage
 
     @staticmethod
-    def _copy(conn: psycopg.Connection, target: sql.Composable, names: sql.Composable, rows: Sequence[tuple]) -> None:
+    def _copy(conn: psycopg.Connection, target: sql.Composable, names: sql.Composable, rows: Sequence[tuple],
+              binary: list[str] | None = None) -> None:
+        """COPY ``rows`` into ``target``: in binary with the type names ``binary`` when given (in a savepoint,
+        done again in text if it fails: see the module), in text otherwise."""
+        if binary is not None:
+            try:
+                with conn.transaction(), conn.cursor() as cursor:
+                    with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, names)) as copy:
+                        copy.set_types(binary)
+                        write_row = copy.write_row
+                        for row in rows:
+                            write_row(row)
+                return
+            except Exception as e:
+                if conn.broken or conn.closed:
+                    raise  # the connection broke: nothing to do again here
+                # (a value the column's binary input refuses shows as 22P03, or as 08P01 "insufficient data")
+                # Only the error's class and code: its message may quote the row's values, never logged.
+                log.debug("binary COPY failed (%s %s); copying in text", type(e).__name__, getattr(e, "sqlstate", ""))
         with conn.cursor() as cursor:
             with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(target, names)) as copy:
                 write_row = copy.write_row

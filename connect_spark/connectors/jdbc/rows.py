@@ -19,6 +19,7 @@ deletes) the last record of each key in the batch wins; a tombstone deletes its 
 from __future__ import annotations
 
 import datetime
+import operator
 import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -48,6 +49,9 @@ class TableBatch:
     table: TableId
     columns: list[Column]
     rows: list[tuple] = field(default_factory=list)
+    #: Every row value has the Python type of its column's Connect schema (read from structs, whose values
+    #: were validated, or the Kafka coordinates), so the dialect may use a typed transfer.
+    typed: bool = False
     row_records: list[SinkRecord] = field(default_factory=list)
     delete_keys: list[tuple] = field(default_factory=list)
     delete_records: list[SinkRecord] = field(default_factory=list)
@@ -62,17 +66,80 @@ Getter = Callable[[SinkRecord], Any]
 
 @dataclass(frozen=True)
 class RecordLayout:
-    """The columns one key/value schema pair gives, and how to read each from a record."""
+    """The columns one key/value schema pair gives, and how to read each from a record.
+
+    ``row`` and ``key`` read a record's column values and key values; when every column is a struct field
+    (the common case) they take each struct's values in one call and pick the columns' positions
+    (:func:`_tuple_reader`), otherwise they call each getter.
+    """
 
     columns: tuple[Column, ...]
     getters: tuple[Getter, ...]
     key_getters: tuple[Getter, ...]
+    typed: bool = field(init=False, compare=False)
+    row: Callable[[SinkRecord], tuple] = field(init=False, repr=False, compare=False)
+    key: Callable[[SinkRecord], tuple] = field(init=False, repr=False, compare=False)
 
-    def row(self, record: SinkRecord) -> tuple:
-        return tuple([get(record) for get in self.getters])
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "typed", all(isinstance(g, _FieldGetter) or g in _KAFKA_GETTERS
+                                              for g in self.getters))
+        object.__setattr__(self, "row", _tuple_reader(self.getters))
+        object.__setattr__(self, "key", _tuple_reader(self.key_getters))
 
-    def key(self, record: SinkRecord) -> tuple:
-        return tuple([get(record) for get in self.key_getters])
+
+class _FieldGetter:
+    """Reads one field of the record's key or value struct, through ``convert`` when there is one."""
+
+    __slots__ = ("on_key", "field", "index", "convert")
+
+    def __init__(self, side: str, field_obj: Any, convert: Callable[[Any], Any] | None) -> None:
+        self.on_key = side == "key"
+        self.field = field_obj
+        self.index = field_obj.index
+        self.convert = convert
+
+    def __call__(self, record: SinkRecord) -> Any:
+        value = (record.key if self.on_key else record.value).get(self.field)
+        return value if self.convert is None else self.convert(value)
+
+
+def _positions_picker(indices: list[int]) -> Callable[[list[Any]], tuple]:
+    """A function taking the values at ``indices`` of a list, as a tuple."""
+    if len(indices) == 1:
+        only = indices[0]
+        return lambda values: (values[only],)
+    return operator.itemgetter(*indices)
+
+
+def _tuple_reader(getters: Sequence[Getter]) -> Callable[[SinkRecord], tuple]:
+    """One function reading all of ``getters`` from a record, as a tuple (compiled once per layout)."""
+    if not getters or not all(isinstance(g, _FieldGetter) for g in getters):
+        return lambda record: tuple([get(record) for get in getters])
+    runs: list[tuple[bool, list[int]]] = []  # consecutive fields of the same side
+    for getter in getters:
+        if runs and runs[-1][0] == getter.on_key:  # type: ignore[union-attr]
+            runs[-1][1].append(getter.index)  # type: ignore[union-attr]
+        else:
+            runs.append((getter.on_key, [getter.index]))  # type: ignore[union-attr]
+    pickers = [(on_key, _positions_picker(indices)) for on_key, indices in runs]
+    converts = [(position, g.convert) for position, g in enumerate(getters) if g.convert is not None]  # type: ignore[union-attr]
+    if len(pickers) == 1 and not pickers[0][0]:
+        pick = pickers[0][1]
+        if not converts:
+            return lambda record: pick(record.value.field_values())
+
+    def read(record: SinkRecord) -> tuple:
+        row: tuple = ()
+        for on_key, pick in pickers:
+            row += pick((record.key if on_key else record.value).field_values())
+        if converts:
+            values = list(row)
+            for position, convert in converts:
+                values[position] = convert(values[position])
+            return tuple(values)
+        return row
+
+    return read
 
 
 def _timestamp_writer(zone: str) -> Callable[[Any], Any]:
@@ -85,14 +152,8 @@ def _timestamp_writer(zone: str) -> Callable[[Any], Any]:
         tzinfo=None)
 
 
-def _struct_getter(side: str, field_obj: Any, convert: Callable[[Any], Any] | None) -> Getter:
-    if side == "key":
-        if convert is None:
-            return lambda r: r.key.get(field_obj)
-        return lambda r: convert(r.key.get(field_obj))
-    if convert is None:
-        return lambda r: r.value.get(field_obj)
-    return lambda r: convert(r.value.get(field_obj))
+#: pk.mode=kafka's columns: topic, partition, offset.
+_KAFKA_GETTERS: tuple[Getter, ...] = (lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset)
 
 
 def _map_getter(side: str, name: str) -> Getter:
@@ -167,7 +228,7 @@ class LayoutCache:
             names = config.pk_fields or KAFKA_PK_DEFAULT_NAMES
             return ([Column(names[0], Schema.STRING_SCHEMA, True), Column(names[1], Schema.INT32_SCHEMA, True),
                      Column(names[2], Schema.INT64_SCHEMA, True)],
-                    [lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset])
+                    list(_KAFKA_GETTERS))
         if mode == "record_key":
             return self._side_columns(record, "key", config.pk_fields, primary=True)
         if record.value is None:
@@ -235,7 +296,7 @@ class LayoutCache:
                 raise ConnectException(f"Record {label}: {side} field {f.name!r} is {kind}, which a column cannot "
                                        f"hold: {_FLATTEN} to write its fields as columns")
             columns.append(Column(f.name, f.schema, primary))
-            getters.append(_struct_getter(side, f, self._convert_for(f.schema)))
+            getters.append(_FieldGetter(side, f, self._convert_for(f.schema)))
         return columns, getters
 
 
@@ -249,11 +310,30 @@ def table_batches(records: Sequence[SinkRecord], config: JdbcSinkConfig, layouts
     return [_table_batch(table, recs, config, layouts) for table, recs in sorted(per_table.items())]
 
 
+def _with_layouts(records: list[SinkRecord], layouts: LayoutCache) -> list[tuple[SinkRecord, RecordLayout]]:
+    """Each record with its layout. A record with the same key and value schemas as the record before it,
+    both set (a layout the cache keeps), takes that record's layout without a lookup."""
+    entries: list[tuple[SinkRecord, RecordLayout]] = []
+    last_key_schema = last_value_schema = last_layout = None
+    for record in records:
+        key_schema, value_schema = record.key_schema, record.value_schema
+        if last_layout is not None and key_schema is last_key_schema and value_schema is last_value_schema:
+            entries.append((record, last_layout))
+            continue
+        layout = layouts.layout(record)
+        entries.append((record, layout))
+        if key_schema is not None and value_schema is not None:
+            last_key_schema, last_value_schema, last_layout = key_schema, value_schema, layout
+        else:
+            last_layout = None
+    return entries
+
+
 def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConfig,
                  layouts: LayoutCache) -> TableBatch:
     last_by_key = config.insert_mode in ("upsert", "update")
     keyed = config.pk_mode != "none" and (last_by_key or config.delete_enabled)
-    entries: list[tuple[SinkRecord, RecordLayout]] = [(r, layouts.layout(r)) for r in records]
+    entries = _with_layouts(records, layouts)
     # Which records survive: per key, deletes happen first, then the writes after the key's last tombstone
     # (all of them in insert mode, only the last one in upsert/update mode).
     keep: list[bool] = [True] * len(entries)
@@ -274,20 +354,23 @@ def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConf
                 keep[i] = False
             else:
                 seen[key] = i
+    kept = [entry for entry, kept in zip(entries, keep) if kept] if keyed else entries
+    distinct = {id(layout): layout for _, layout in kept}  # in the order first seen
     columns: list[Column] = []
     index: dict[str, int] = {}
-    for (record, layout), kept in zip(entries, keep):
-        if not kept:
-            continue
+    for layout in distinct.values():
         for column in layout.columns:
             if column.name not in index:
                 index[column.name] = len(columns)
                 columns.append(column)
-    batch = TableBatch(table, columns)
+    batch = TableBatch(table, columns, typed=all(layout.typed for layout in distinct.values()))
+    if len(distinct) == 1:  # one layout: it has every column, in order
+        read = next(iter(distinct.values())).row
+        batch.rows = [read(record) for record, _ in kept]
+        batch.row_records = [record for record, _ in kept]
+        kept = []
     placements: dict[int, list[int] | None] = {}  # per layout: where its values go when it lacks columns
-    for (record, layout), kept in zip(entries, keep):
-        if not kept:
-            continue
+    for record, layout in kept:
         place = placements.get(id(layout), False)
         if place is False:
             same = [c.name for c in layout.columns] == [c.name for c in columns]

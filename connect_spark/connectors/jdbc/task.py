@@ -106,8 +106,9 @@ class JdbcSinkTask(SinkTask):
         try:
             if self._reload:
                 self._read_stored()
-            fresh = [r for r in records if r.original_kafka_offset >= self._stored.get(
-                TopicPartition(r.original_topic, r.original_kafka_partition), 0)]
+            stored = self._stored  # keyed by TopicPartition, a named tuple: a plain tuple finds its entry
+            fresh = [r for r in records
+                     if r.original_kafka_offset >= stored.get((r.original_topic, r.original_kafka_partition), 0)]
             for start in range(0, len(fresh), config.batch_size):
                 self._write_chunk(fresh[start:start + config.batch_size])
         except ConnectException:
@@ -143,10 +144,13 @@ class JdbcSinkTask(SinkTask):
 
     def _write_chunk(self, records: Sequence[SinkRecord]) -> None:
         config = self._require_config()
-        offsets: dict[TopicPartition, int] = {}
+        ends: dict[tuple[str, int], int] = {}
         for r in records:
-            tp = TopicPartition(r.original_topic, r.original_kafka_partition)
-            offsets[tp] = max(offsets.get(tp, 0), r.original_kafka_offset + 1)
+            coordinates = (r.original_topic, r.original_kafka_partition)
+            end = r.original_kafka_offset + 1
+            if end > ends.get(coordinates, 0):
+                ends[coordinates] = end
+        offsets = {TopicPartition(topic, partition): end for (topic, partition), end in ends.items()}
         assert self.layouts is not None
         batches = table_batches(records, config, self.layouts)
         writer = self._require_writer()

@@ -40,7 +40,7 @@ class BatchWriter:
         self.dialect = dialect
         self.config = config
         self.offsets_table = TableId.parse(config.offsets_table)
-        self._known: dict[TableId, set[str]] = {}
+        self._known: dict[TableId, dict[str, str]] = {}  # per table: its columns' names and types
         self._offsets_table_seen_by: Any = None  # the connection that made sure the offsets table exists
 
     def forget_tables(self) -> None:
@@ -56,7 +56,7 @@ class BatchWriter:
                 continue
             wanted = {self.dialect.column_name(c.name): c for c in batch.columns}
             known = self._known.get(batch.table)
-            if known is not None and wanted.keys() <= known:
+            if known is not None and wanted.keys() <= known.keys():
                 continue
             for attempt in (1, 2):
                 try:
@@ -71,7 +71,7 @@ class BatchWriter:
                         raise
                     log.info("%s: concurrent DDL on %s (%s); looking again", self.config.connector_name,
                              batch.table, self.dialect.describe_error(e))
-            self._known[batch.table] = set(existing)
+            self._known[batch.table] = dict(existing)
 
     def _prepare_table(self, conn: Any, batch: TableBatch, wanted: dict[str, Any]) -> dict[str, str]:
         """One look at ``batch.table`` in its own transaction: create it or add columns as allowed."""
@@ -129,8 +129,9 @@ class BatchWriter:
                     self._halving(conn, batch.table, lambda rows, keys=keys, batch=batch: self.dialect.delete(
                         conn, batch.table, keys, rows), batch.delete_keys, batch.delete_records, on_refused)
                 if batch.rows:
-                    self._halving(conn, batch.table, lambda rows, batch=batch: self.dialect.write(
-                        conn, batch.table, self.config.insert_mode, batch.columns, rows),
+                    types = self._known.get(batch.table) if batch.typed else None
+                    self._halving(conn, batch.table, lambda rows, batch=batch, types=types: self.dialect.write(
+                        conn, batch.table, self.config.insert_mode, batch.columns, rows, types),
                         batch.rows, batch.row_records, on_refused)
             for future in reports:
                 future.result()  # the dead letter queue holds them before their offsets are committed

@@ -1,0 +1,95 @@
+"""A regular expression per JSON shape that proves a row's text reads the same in Spark and per record.
+
+Called by the plan's schemaless JSON converter (:mod:`connect_spark.columnar.plan`) once per learned
+shape. A row whose text matches the expression is parsed by ``from_json`` into exactly the values the
+per-record :class:`~connect_spark.converters.json.JsonConverter` builds, because the expression only
+lets through text where the two readers cannot differ:
+
+* the object's keys, in the shape's order, each once, spelled without escapes; no whitespace;
+* strings without escapes or control characters (their characters are the value's; UTF-8 validity is
+  checked apart);
+* integers of at most 18 digits where the shape has BIGINT (they fit a long either way);
+* fractions without exponent where the shape has a fraction type, never a negative zero (``-0.0``
+  reads as ``0.0`` per record, as Kafka reads numbers as ``BigDecimal``, but as ``-0.0`` in Spark);
+  trailing zeros are fine (``12.40`` reads as 12.4 in both);
+* ``true``/``false`` where the shape has BOOLEAN, ``null`` where it has only nulls (VOID).
+
+Rows the expression refuses are not wrong: the plan checks them the general way (their variant shape).
+Checking a row's text this way costs one regular-expression match, less than re-serializing the parsed
+row and comparing (``jobs/bench_exactness.py`` measures both).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["shape_regex"]
+
+_STRING = r'"[^"\\\x00-\x1f]*"'
+_BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
+# a fraction with at most 300 integer digits (beyond, both readers overflow differently), not -0.0...
+_FRACTION = r"(?:-?[1-9][0-9]{0,299}\.[0-9]+|0\.[0-9]+|-0\.[0-9]*[1-9][0-9]*)"
+_BOOLEAN = "(?:true|false)"
+_NULL = "null"
+
+
+def _literal(name: str) -> str | None:
+    """``name`` as a Java regex literal, or ``None`` when JSON would have to escape it."""
+    if any(c in '"\\' or ord(c) < 0x20 for c in name):
+        return None
+    return "".join("\\" + c if c.isascii() and not c.isalnum() and c != "_" else c for c in name)
+
+
+def _leaf(spark_type: Any) -> str | None:
+    from pyspark.sql import types as T
+
+    if isinstance(spark_type, T.LongType):
+        return _BIGINT
+    if isinstance(spark_type, T.DoubleType):
+        return _FRACTION
+    if isinstance(spark_type, T.StringType):
+        return _STRING
+    if isinstance(spark_type, T.BooleanType):
+        return _BOOLEAN
+    return None  # arrays and anything else: no text proof, the caller keeps its other check
+
+
+def shape_regex(spark_type: Any, shape: tuple[str, Any]) -> str | None:
+    """The anchored expression for compact JSON objects of ``shape`` read into ``spark_type`` (a struct
+    with the fields in the order the text writes them), or ``None`` when the shape has a part the
+    expression does not cover (arrays, keys that need escapes).
+
+    ``shape`` is the parsed variant shape (:func:`connect_spark.columnar.variant_schema.parse`): it tells
+    a field that is only ever null (VOID, read as a null string) from a string field.
+    """
+    from pyspark.sql import types as T
+
+    if not isinstance(spark_type, T.StructType):
+        return None
+    body = _object(spark_type, shape)
+    return None if body is None else "^" + body + r"\z"
+
+
+def _object(spark_type: Any, shape: tuple[str, Any]) -> str | None:
+    from pyspark.sql import types as T
+
+    kind, children = shape
+    if kind != "OBJECT":
+        return None
+    by_name = dict(children)
+    parts = []
+    for f in spark_type.fields:
+        key = _literal(f.name)
+        child = by_name.get(f.name)
+        if key is None or child is None:
+            return None
+        if child[0] == "VOID":
+            value = _NULL
+        elif isinstance(f.dataType, T.StructType):
+            value = _object(f.dataType, child)
+        else:
+            value = _leaf(f.dataType)
+        if value is None:
+            return None
+        parts.append(f'"{key}":{value}')
+    return r"\{" + ",".join(parts) + r"\}"
