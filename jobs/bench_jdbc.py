@@ -116,6 +116,30 @@ def _profile(postgres, records: int) -> dict[str, float]:
     return {k: v * 100_000 / records for k, v in figures.items()}
 
 
+def _fill(bootstrap: str, topic: str, records) -> None:
+    """Produce the records with confluent-kafka's C client when it is installed (the ``test`` extra: ~10x
+    faster than kafka-python for 1M records), else with :func:`connect_spark.testing.kafka.produce`."""
+    try:
+        from confluent_kafka import Producer
+    except ImportError:
+        from connect_spark.testing.kafka import produce
+
+        produce(bootstrap, topic, records)
+        return
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": "all",
+                         "queue.buffering.max.messages": 1_000_000})
+    for _, key, value, _ in records:
+        while True:
+            try:
+                producer.produce(topic, value=value, key=key)
+                break
+            except BufferError:  # the local queue is full: let deliveries drain it
+                producer.poll(0.05)
+        producer.poll(0)
+    if producer.flush(120):
+        raise RuntimeError(f"records for {topic} were not all delivered")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=1_000_000)
@@ -127,7 +151,7 @@ def main() -> None:
     from connect_spark.jvm import ensure_resolved
     from connect_spark.localkafka import LocalKafkaBroker
     from connect_spark.spark_session import get_or_create_session
-    from connect_spark.testing.kafka import create_topic, produce
+    from connect_spark.testing.kafka import create_topic
     from connect_spark.testing.postgres import LocalPostgres
 
     ensure_resolved()
@@ -137,8 +161,8 @@ def main() -> None:
         create_topic(bootstrap, "bench", 4)
         create_topic(bootstrap, "warm", 4)
         started = time.monotonic()
-        produce(bootstrap, "bench", (_record(i, args.records // 2) for i in range(args.records)))
-        produce(bootstrap, "warm", (_record(i, 5000) for i in range(10_000)))
+        _fill(bootstrap, "bench", (_record(i, args.records // 2) for i in range(args.records)))
+        _fill(bootstrap, "warm", (_record(i, 5000) for i in range(10_000)))
         print(f"produced {args.records:,} records in {time.monotonic() - started:.1f} s")
         spark = get_or_create_session(app_name="bench-jdbc", ui=False,
                                       conf={"spark.master": "local[2]", "spark.driver.memory": "2g"})
