@@ -51,10 +51,6 @@ SESSION_DEFAULTS = {
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.extraJavaOptions": "-Dio.netty.tryReflectionSetAccessible=true",
-    # Spark 4.0 checks an Arrow batch's byte size after every row it adds for a Python worker (15 % of an
-    # executor's time in executor mode, profiled with JFR); this value turns the check off (Spark 3.5's
-    # behaviour), batches stay bounded by spark.sql.execution.arrow.maxRecordsPerBatch (10,000 rows).
-    "spark.sql.execution.arrow.maxBytesPerBatch": "2147483647",
 }
 
 
