@@ -47,7 +47,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass
 class BenchSettings:
-    """What every arm shares. ``spark_conf`` goes to arm a's session and to the worker of b, c, d2."""
+    """What every arm shares. ``spark_conf`` goes to the sessions of arms s and a and to the worker of b, c, d2."""
 
     bootstrap_servers: str
     partitions: int
