@@ -350,11 +350,12 @@ class JsonConverter(Converter, HeaderConverter):
 
     def _register_envelope(self, data: bytes, schema: Schema | None) -> None:
         """Let the fast path read later envelopes opening like ``data`` (just read as ``schema``)."""
-        if schema is None:
-            to_value: Callable[[Any], Any] = lambda payload: self._to_connect(None, payload)  # noqa: E731
-        else:
-            to_value = compile_payload_converter(schema, self.to_connect_value, self.replace_null_with_default)
-        self._envelopes.register(data, schema, to_value)
+        def make_to_value() -> Callable[[Any], Any]:
+            if schema is None:
+                return lambda payload: self._to_connect(None, payload)
+            return compile_payload_converter(schema, self.to_connect_value, self.replace_null_with_default)
+
+        self._envelopes.register(data, schema, make_to_value)
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """The Connect schema described by a parsed JSON schema (``None`` for JSON null)."""

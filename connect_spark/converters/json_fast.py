@@ -99,8 +99,10 @@ class EnvelopeCache:
         except Exception:
             return None  # the general path reports whatever is wrong, as it always has
 
-    def register(self, data: bytes, schema: Schema | None, to_value: Callable[[Any], Any]) -> None:
-        """Remember the opening of ``data``, an envelope the general path just read as ``schema``.
+    def register(self, data: bytes, schema: Schema | None,
+                 make_to_value: Callable[[], Callable[[Any], Any]]) -> None:
+        """Remember the opening of ``data``, an envelope the general path just read as ``schema``, with the
+        payload converter ``make_to_value()`` builds (called only when a new opening is remembered).
 
         Nothing is registered unless ``data`` is UTF-8 JSON opening exactly with ``{"schema":`` and the
         schema followed by ``,"payload":`` (whitespace allowed): other spellings keep the general path.
@@ -121,8 +123,9 @@ class EnvelopeCache:
             return
         if not data.startswith(prefix):
             return
-        entries = [e for e in self._entries if e.prefix != prefix]
-        self._entries = [_Envelope(prefix, schema, to_value)] + entries[:self.size - 1]
+        known = next((e for e in self._entries if e.prefix == prefix), None)
+        entry = known if known is not None else _Envelope(prefix, schema, make_to_value())
+        self._entries = [entry] + [e for e in self._entries if e is not known][:self.size - 1]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -192,20 +195,15 @@ def compile_payload_converter(schema: Schema, general: GeneralConversion,
             return on_null_or_other(value)
 
         return float32
-    if schema_type is Type.STRING:
-        def string(value: Any) -> Any:
-            if type(value) is str:
+    if schema_type is Type.STRING or schema_type is Type.BOOLEAN:
+        expected = str if schema_type is Type.STRING else bool
+
+        def as_parsed(value: Any) -> Any:  # a JSON string or boolean is already the Connect value
+            if type(value) is expected:
                 return value
             return on_null_or_other(value)
 
-        return string
-    if schema_type is Type.BOOLEAN:
-        def boolean(value: Any) -> Any:
-            if type(value) is bool:
-                return value
-            return on_null_or_other(value)
-
-        return boolean
+        return as_parsed
     if schema_type is Type.STRUCT:
         fields = [(f.name, _field_converter(f.name, f.schema, general, replace_null_with_default))
                   for f in schema.fields]

@@ -50,9 +50,13 @@ class DataFrameProcessor(DriverTasks):
         super().__init__(setup, setup.task_configs[:1])
         self.spark = setup.spark
         self.plan = compile_plan(setup.connector, setup.worker)
-        self.collects_batches = self.plan is None  # with a plan, only rows needing the per-record path come here
         self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter)
         self.batch_ranges = setup.batch_ranges
+
+    @property
+    def collects_batches(self) -> bool:  # type: ignore[override]
+        """Without a plan every record comes to the driver; with one, only rows needing the per-record path."""
+        return self.plan is None
 
     def process(self, batch: "DataFrame", batch_id: int) -> None:
         unit = self.units[0]

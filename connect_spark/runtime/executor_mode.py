@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition
+from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime import python_worker
 from connect_spark.runtime.assignment import TaskAssignment
@@ -43,7 +44,7 @@ from connect_spark.streaming.source import read_kafka_range
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorTasks", "RESULT_SCHEMA", "with_headers", "HEADERS_ARROW_TYPE"]
+__all__ = ["ExecutorTasks", "RESULT_SCHEMA", "with_headers"]
 
 log = logging.getLogger(__name__)
 
@@ -263,15 +264,11 @@ def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[
     return run
 
 
-#: The Arrow type of the raw ``headers`` column (Spark's ``array<struct<key:string,value:binary>>``).
-HEADERS_ARROW_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-
-
 def with_headers(batch: pa.RecordBatch) -> pa.RecordBatch:
     """``batch`` with a ``headers`` column: an all-null one when Spark left it out (headers not read)."""
     if batch.schema.get_field_index("headers") >= 0:
         return batch
-    return pa.RecordBatch.from_arrays([*batch.columns, pa.nulls(batch.num_rows, HEADERS_ARROW_TYPE)],
+    return pa.RecordBatch.from_arrays([*batch.columns, pa.nulls(batch.num_rows, FRAME_HEADERS_TYPE)],
                                       names=[*batch.schema.names, "headers"])
 
 

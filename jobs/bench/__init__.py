@@ -10,5 +10,5 @@ Modules: :mod:`records` (the record shape), :mod:`producing` (pre-fill and fixed
 :mod:`process_metrics` (CPU and RSS of a process tree), :mod:`watchers` (committed offsets over time),
 :mod:`health` (output checks), :mod:`latency` (produce → committed), :mod:`arms` (the arms),
 :mod:`runner` (the schedule), :mod:`report` (tables and plot). :mod:`plain_spark_job` is arm a's Spark
-job and :mod:`per_record_sink` arm c's connector.
+job, :mod:`ceiling_job` arm s's (both built on :mod:`spark_job`), and :mod:`per_record_sink` arm c's connector.
 """

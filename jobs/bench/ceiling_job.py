@@ -14,12 +14,10 @@ settings, batch bound and trigger as arms a, c and d2. SIGTERM stops the query b
 
 from __future__ import annotations
 
-import argparse
-import logging
-import signal
 import sys
-import threading
 from typing import Iterator
+
+from jobs.bench.spark_job import job_arguments, run_query, session_and_stream
 
 
 def count_rows(batches: Iterator) -> Iterator:
@@ -31,47 +29,10 @@ def count_rows(batches: Iterator) -> Iterator:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ceiling_job")
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--topic", required=True)
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--available-now", action="store_true")
-    parser.add_argument("--trigger-ms", type=int, default=1000)
-    parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
-    parser.add_argument("--conf", action="append", default=[], help="spark.key=value")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-
-    from connect_spark.spark_session import get_or_create_session
-
-    conf = dict(item.split("=", 1) for item in args.conf)
-    spark = get_or_create_session(app_name="bench-ceiling", conf=conf, ui=conf.get("spark.ui.enabled") == "true")
-    reader = (spark.readStream.format("kafka")
-              .option("kafka.bootstrap.servers", args.bootstrap)
-              .option("subscribe", args.topic)
-              .option("startingOffsets", "earliest")
-              .option("failOnDataLoss", "false"))
-    if args.max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(args.max_offsets_per_trigger))
-    crossed = reader.load().mapInArrow(count_rows, "rows long")
-    writer = crossed.writeStream.format("noop").option("checkpointLocation", args.checkpoint)
-    writer = writer.trigger(availableNow=True) if args.available_now else writer.trigger(
-        processingTime=f"{args.trigger_ms} milliseconds")
-    query = writer.start()
-
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    while query.isActive and not stop.is_set():
-        stop.wait(0.2)
-    if query.isActive:
-        query.stop()
-    failure = query.exception()
-    spark.stop()
-    if failure is not None:
-        print(f"ceiling query failed: {failure}", file=sys.stderr)
-        return 1
-    return 0
+    args = job_arguments("ceiling_job").parse_args(argv)
+    spark, stream = session_and_stream(args, "bench-ceiling")
+    crossed = stream.mapInArrow(count_rows, "rows long")
+    return run_query(spark, crossed.writeStream.format("noop"), args, lambda w: w.start(), "ceiling query")
 
 
 if __name__ == "__main__":

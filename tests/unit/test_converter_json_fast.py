@@ -250,7 +250,7 @@ def test_an_opening_seen_before_reads_only_the_payload():
     convert = compile_payload_converter(schema, general.to_connect_value, True)
     first = json.dumps({"schema": ROW, "payload": PAYLOADS[0]}).encode()
     assert cache.convert(first) is None
-    cache.register(first, schema, convert)
+    cache.register(first, schema, lambda: convert)
     second = json.dumps({"schema": ROW, "payload": PAYLOADS[1]}).encode()
     read = cache.convert(second)
     assert read is not None and read.schema is schema
@@ -260,9 +260,9 @@ def test_an_opening_seen_before_reads_only_the_payload():
     assert cache.convert(second[:-1] + b', "x": 1}') is None
     assert cache.convert(json.dumps({"payload": PAYLOADS[1], "schema": ROW}).encode()) is None
     # Only well-formed openings are remembered; the cache keeps at most its size, most recent first.
-    cache.register(json.dumps({"payload": 1, "schema": {"type": "int32"}}).encode(), None, convert)
+    cache.register(json.dumps({"payload": 1, "schema": {"type": "int32"}}).encode(), None, lambda: convert)
     for i in range(6):
-        cache.register(json.dumps({"schema": {"type": "int32", "doc": str(i)}, "payload": 1}).encode(), None, convert)
+        cache.register(json.dumps({"schema": {"type": "int32", "doc": str(i)}, "payload": 1}).encode(), None, lambda: convert)
     assert len(cache) == 4
     assert cache.convert(second) is None
     assert len(pickle.loads(pickle.dumps(cache))) == 0
@@ -271,7 +271,7 @@ def test_an_opening_seen_before_reads_only_the_payload():
 def test_no_openings_are_remembered_with_a_schema_cache_of_zero():
     cache = EnvelopeCache(0, json_constant)
     data = json.dumps({"schema": {"type": "int32"}, "payload": 1}).encode()
-    cache.register(data, Schema.INT32_SCHEMA, lambda payload: payload)
+    cache.register(data, Schema.INT32_SCHEMA, lambda: lambda payload: payload)
     assert len(cache) == 0 and cache.convert(data) is None
 
 
