@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
 
-__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "StagedCounts", "NotVectorizable", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
+__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "StagedCounts", "NotVectorizable", "SPLIT_FRAME_COLUMNS", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,10 @@ _BARRIER = "__columnar_barrier"
 #: Raw columns a staged row always keeps; the others (bytes) only matter when the row falls back.
 _COORDINATES = ("topic", "partition", "offset", "timestamp_ms", "timestamp_type")
 
+
+_SPLIT_NAMES = ("topic", "partition", "timestamp", "timestamp_type", "key", "value", "headers")
+#: The converted columns of :meth:`PlanOutput.split`: ``frame_<name>`` holds the record frame's ``<name>``.
+SPLIT_FRAME_COLUMNS = tuple(f"frame_{n}" for n in _SPLIT_NAMES)
 
 NotVectorizable = variant_schema.NotVectorizable
 
@@ -655,6 +659,20 @@ class PlanOutput:
         from pyspark.sql import functions as F
 
         return _counted_ranges(self.staged, ~F.col(_OK))
+
+    def split(self) -> "DataFrame":
+        """Every staged row in one DataFrame, for a runtime that separates good from fallback rows itself
+        (executor mode's Arrow tasks, :mod:`connect_spark.runtime.split_frames`).
+
+        Columns: ``RAW_COLUMNS`` (key, value and headers bytes only where the row falls back), the record
+        frame's converted columns :data:`SPLIT_FRAME_COLUMNS` (read only where the row is good) and
+        ``row_kind``: 1 good, 0 falls back, -1 dropped by a ``Filter`` (its offset still counts as consumed).
+        """
+        from pyspark.sql import functions as F
+
+        kind = F.when(~F.col(_OK), F.lit(0)).when(F.col(_KEEP), F.lit(1)).otherwise(F.lit(-1))
+        return self.staged.select(*RAW_COLUMNS, *[F.col(f"__{n}").alias(f"frame_{n}") for n in _SPLIT_NAMES],
+                                  kind.cast("int").alias("row_kind"))
 
     def persisted(self) -> "PlanOutput":
         """The same output with ``staged`` persisted (memory, then disk); call :meth:`unpersist` after."""

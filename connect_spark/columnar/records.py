@@ -12,6 +12,10 @@ Called by the runtime at the border between the two conversion paths:
 
 Headers travel raw in a frame (``array<struct<key, value binary>>``); ``frame_to_records`` converts
 them with the connector's header converter, as the per-record path does.
+
+A frame may carry the Connect schemas of its key and value columns in their Arrow field metadata
+(:func:`with_connect_schemas`, set by the runtime on every frame it hands an ``ArrowSinkTask``);
+:func:`connect_schemas` reads them back.
 """
 
 from __future__ import annotations
@@ -32,10 +36,14 @@ from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
 from connect_spark.columnar.frame_fit import fit_column
 
 __all__ = ["frame_to_records", "records_to_frame", "fit_records_to_frame", "RecordFrame", "value_reader",
-           "FRAME_HEADERS_TYPE"]
+           "FRAME_HEADERS_TYPE", "SCHEMA_METADATA_KEY", "with_connect_schemas", "connect_schemas"]
 
 #: The Arrow type of a record frame's ``headers`` column.
 FRAME_HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+
+#: The Arrow field metadata key of a frame's ``key`` / ``value`` column holding its Connect schema, in
+#: the JSON form Kafka's JsonConverter writes schemas in.
+SCHEMA_METADATA_KEY = b"connect.schema"
 
 _SAME: Any = object()
 _TIMESTAMP_TYPES = {t.value: t for t in TimestampType}
@@ -210,6 +218,7 @@ class RecordFrame:
     table: pa.Table
     misfits: list[tuple[SinkRecord, str]]
     value_schema: Schema | None = None
+    key_schema: Schema | None = None
 
 
 def fit_records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> RecordFrame:
@@ -230,10 +239,10 @@ def fit_records_to_frame(records: Sequence[SinkRecord], header_converter: Header
         reasons.setdefault(misfit.index, misfit.reason)
     table = _frame(records, key.array, value.array, header_converter)
     if not reasons:
-        return RecordFrame(table, [], value.schema)
+        return RecordFrame(table, [], value.schema, key.schema)
     keep = pa.array([i not in reasons for i in range(len(records))])
     misfits = [(records[i], f"{records[i].coordinates()}: {reasons[i]}") for i in sorted(reasons)]
-    return RecordFrame(table.filter(keep), misfits, value.schema)
+    return RecordFrame(table.filter(keep), misfits, value.schema, key.schema)
 
 
 def records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> pa.Table:
@@ -267,3 +276,54 @@ def _frame(records: Sequence[SinkRecord], key: pa.Array, value: pa.Array, header
         "original_offset": pa.array([r.original_kafka_offset for r in records], pa.int64()),
     }
     return pa.table(columns)
+
+
+_schema_json: Any = None
+_schemas_by_text: dict[bytes, Schema | None] = {}
+
+
+def _schema_codec() -> Any:
+    global _schema_json
+    if _schema_json is None:
+        from connect_spark.converters.json import JsonConverter
+
+        _schema_json = JsonConverter()
+        _schema_json.configure({"schemas.enable": "true"}, False)
+    return _schema_json
+
+
+def with_connect_schemas(table: pa.Table, key_schema: Schema | None, value_schema: Schema | None) -> pa.Table:
+    """``table`` (a record frame) with ``key_schema`` / ``value_schema`` in its key / value field metadata
+    (under :data:`SCHEMA_METADATA_KEY`; a ``None`` schema sets nothing). Called by the runtime before
+    ``put_arrow``; the data is not copied."""
+    import json
+
+    fields = list(table.schema)
+    changed = False
+    for name, schema in (("key", key_schema), ("value", value_schema)):
+        if schema is None:
+            continue
+        at = table.schema.get_field_index(name)
+        text = json.dumps(_schema_codec().as_json_schema(schema), separators=(",", ":")).encode()
+        fields[at] = fields[at].with_metadata({SCHEMA_METADATA_KEY: text})
+        _schemas_by_text.setdefault(text, schema)
+        changed = True
+    return table.cast(pa.schema(fields, table.schema.metadata)) if changed else table
+
+
+def connect_schemas(table: pa.Table) -> tuple[Schema | None, Schema | None]:
+    """The Connect schemas of a record frame's key and value columns (called by Arrow sink tasks).
+
+    Read from the fields' metadata (:func:`with_connect_schemas`; the same text always gives the same
+    ``Schema`` object, so tasks may cache by identity). ``None`` for a column without one: schemaless data
+    (e.g. JSON without schemas), whose Arrow type was inferred from the values.
+    """
+    import json
+
+    found: list[Schema | None] = []
+    for name in ("key", "value"):
+        text = (table.schema.field(name).metadata or {}).get(SCHEMA_METADATA_KEY)
+        if text is not None and text not in _schemas_by_text:
+            _schemas_by_text[text] = _schema_codec().as_connect_schema(json.loads(text))
+        found.append(None if text is None else _schemas_by_text[text])
+    return found[0], found[1]

@@ -8,12 +8,18 @@ Per micro-batch the driver
 2. routes rows to their task: when every task owns at most one partition and nothing is folded in,
    Spark's Kafka partitions already are the task slices; otherwise rows are shuffled by task id and
    sorted by (task, topic, partition, offset);
-3. runs ``mapInArrow`` with :func:`connect_spark.runtime.generation.run_generation` per task and
+3. for an :class:`~connect_spark.api.bulk.ArrowSinkTask` whose converters and transforms compile to a
+   vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`), projects the rows through it
+   (:meth:`~connect_spark.columnar.plan.PlanOutput.split`): Spark converts them, and the tasks receive
+   the good rows as a frame and convert only the others per record (:mod:`.split_frames`). The plan
+   learns a JSON shape from a small sample of the first batch and reuses it; a batch where more than
+   ``RELEARN_FALLBACK_SHARE`` of the rows fell back makes the next batch learn again;
+4. runs ``mapInArrow`` with :func:`connect_spark.runtime.generation.run_generation` per task and
    collects one small JSON result per task (never records: the driver holds no batch). When headers
    are not read (:mod:`.header_reads`) the ``headers`` column is left out of what Spark serializes to
    the Python workers, which put an all-null one back (every record then has no headers, as it would
    with the column);
-4. commits what each task's ``pre_commit`` made committable, remembers rewinds, pauses and new
+5. commits what each task's ``pre_commit`` made committable, remembers rewinds, pauses and new
    partitions, and fails the connector with the task's trace when a task failed (after committing
    what the other tasks and the failed task's earlier ``put`` calls made safe).
 
@@ -29,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import pyarrow as pa
 
+from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.metrics.sink_task import SinkTaskMetrics
@@ -37,6 +44,7 @@ from connect_spark.runtime.assignment import TaskAssignment
 from connect_spark.runtime.driver_tasks import format_offsets
 from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.split_frames import FrameSchemas
 from connect_spark.runtime.task_loop import offset_ranges
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.streaming.source import read_kafka_range
@@ -89,6 +97,12 @@ class ExecutorTasks(BatchProcessor):
         self.records_put = 0
         self.executor_pids: set[int] = set()
         self.metrics = SinkTaskMetrics(setup.clock)  # all tasks' totals in one group
+        self.plan = None
+        if issubclass(self.task_class, ArrowSinkTask):
+            from connect_spark.columnar.plan import compile_plan
+
+            self.plan = compile_plan(connector, worker)
+        self.fallback_rows = 0
 
     @property
     def task_count(self) -> int:
@@ -129,7 +143,15 @@ class ExecutorTasks(BatchProcessor):
             return
         df = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
         read_before, put_before = self.records_read, self.records_put
-        results = self._run(df, shuffle=bool(pending) or self.assignment.shared())
+        frame_schemas = None
+        if self.plan is not None:
+            output = self.plan.apply(df)
+            frame_schemas = FrameSchemas(output.key_schema, output.value_schema, output.null_key_schema,
+                                         output.null_value_schema)
+            df = output.split()
+        results = self._run(df, shuffle=bool(pending) or self.assignment.shared(), frame_schemas=frame_schemas)
+        if self.plan is not None:
+            self._check_samples(results)
         self._apply(results)
         self.batches += 1
         self.metrics.record_read(self.records_read - read_before)
@@ -165,7 +187,19 @@ class ExecutorTasks(BatchProcessor):
         values["partition-count"] = len(self.position)
         return {"all": values}
 
-    def _specs(self) -> dict[int, GenerationSpec]:
+    def _check_samples(self, results: list[GenerationResult]) -> None:
+        """After a batch converted with shapes learned earlier: learn again when too many rows fell back."""
+        from connect_spark.runtime.dataframe_mode import RELEARN_FALLBACK_SHARE
+
+        fallback = sum(r.records_fallback for r in results)
+        rows = sum(r.records_read for r in results)
+        self.fallback_rows += fallback
+        if fallback and self.plan.reused_samples and fallback > RELEARN_FALLBACK_SHARE * rows:
+            log.info("%s: %d of %d records did not match the shapes learned from earlier batches; the next batch "
+                     "learns them again", self.connector_name, fallback, rows)
+            self.plan.forget_samples()
+
+    def _specs(self, frame_schemas: FrameSchemas | None = None) -> dict[int, GenerationSpec]:
         owned: dict[int, dict[TopicPartition, int]] = {i: {} for i in range(self.task_count)}
         for tp, task_id in self.task_of.items():
             owned[task_id][tp] = self.committed.get(tp, self.position.get(tp, 0))
@@ -181,14 +215,15 @@ class ExecutorTasks(BatchProcessor):
                 positions=positions,
                 paused=frozenset(self.paused.get(task_id, ())),
                 offset_flush_interval_ms=self.offset_flush_interval_ms,
+                frame_schemas=frame_schemas,
             )
             for task_id, positions in owned.items()
         }
 
-    def _run(self, df: "DataFrame", shuffle: bool) -> list[GenerationResult]:
+    def _run(self, df: "DataFrame", shuffle: bool, frame_schemas: FrameSchemas | None = None) -> list[GenerationResult]:
         from pyspark.sql import functions as F
 
-        specs = self._specs()
+        specs = self._specs(frame_schemas)
         task_of = dict(self.task_of)
         if shuffle:
             mapping = F.create_map(*[x for tp, task_id in task_of.items()
@@ -200,7 +235,7 @@ class ExecutorTasks(BatchProcessor):
                   .sortWithinPartitions("_task", "topic", "partition", "offset")
                   .drop("_task"))
         if not self.include_headers:  # an empty list per row: nothing to ship to the workers
-            df = df.drop("headers")
+            df = df.drop("headers", "frame_headers")
         rows = df.mapInArrow(_generations_function(specs, task_of), RESULT_SCHEMA).collect()
         return [GenerationResult.from_json(row["result"]) for row in rows]
 

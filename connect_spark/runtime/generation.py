@@ -33,6 +33,7 @@ import pyarrow as pa
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
 from connect_spark.runtime.direct_records import DirectRecordBuilder
+from connect_spark.runtime.split_frames import FrameSchemas, deliver_split
 from connect_spark.runtime.task_loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
 from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
 
@@ -76,6 +77,9 @@ class GenerationSpec:
         paused: partitions the task paused in an earlier generation and has not resumed.
         offset_flush_interval_ms: the worker's commit tick (unused within a generation, kept for the
             task loop's bookkeeping).
+        frame_schemas: set when the driver projected the batch through the connector's vectorized plan
+            (an Arrow task; batches hold :meth:`~connect_spark.columnar.plan.PlanOutput.split` rows): the
+            Connect schemas of the converted rows (see :mod:`.split_frames`).
     """
 
     run_id: str
@@ -88,6 +92,7 @@ class GenerationSpec:
     positions: dict[TopicPartition, int]
     paused: frozenset[TopicPartition] = frozenset()
     offset_flush_interval_ms: int = 60_000
+    frame_schemas: FrameSchemas | None = None
 
 
 @dataclass
@@ -104,6 +109,7 @@ class GenerationResult:
         paused: the task's paused partitions when the generation ended.
         error: the failure message when the task failed, else ``None``; ``trace`` its stack trace.
         records_read, records_put, records_skipped: counters.
+        records_fallback: rows of a split batch (see :mod:`.split_frames`) converted per record.
         put_seconds: wall time inside ``put``/``put_arrow``.
         pid: the executor Python worker's process id.
     """
@@ -119,6 +125,7 @@ class GenerationResult:
     records_read: int = 0
     records_put: int = 0
     records_skipped: int = 0
+    records_fallback: int = 0
     put_seconds: float = 0.0
     pid: int = 0
 
@@ -135,6 +142,7 @@ class GenerationResult:
             "records_read": self.records_read,
             "records_put": self.records_put,
             "records_skipped": self.records_skipped,
+            "records_fallback": self.records_fallback,
             "put_seconds": self.put_seconds,
             "pid": self.pid,
         })
@@ -154,6 +162,7 @@ class GenerationResult:
             records_read=data["records_read"],
             records_put=data["records_put"],
             records_skipped=data["records_skipped"],
+            records_fallback=data.get("records_fallback", 0),
             put_seconds=data["put_seconds"],
             pid=data["pid"],
         )
@@ -225,7 +234,8 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
     """Run one generation of ``spec``'s task over its records of this micro-batch.
 
     ``batches`` hold the raw Kafka columns (:data:`connect_spark.runtime.conversion.RAW_COLUMNS`),
-    rows of the task's partitions in offset order per partition. Each non-empty batch becomes one
+    rows of the task's partitions in offset order per partition (with ``spec.frame_schemas``, the
+    plan's split columns besides: :mod:`.split_frames`). Each non-empty batch becomes one
     ``put`` (one ``put_arrow`` for :class:`~connect_spark.api.bulk.ArrowSinkTask`).
 
     Steps:
@@ -274,7 +284,7 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
             result.records_skipped += batch.num_rows - kept.num_rows
             if kept.num_rows == 0:
                 continue
-            _deliver(cached, kept, result)
+            _deliver(cached, kept, result, spec.frame_schemas)
         worker_task.commit_offsets(closing=True, partitions=set(spec.positions))
     except Exception as e:
         result.committed = committed
@@ -291,10 +301,15 @@ def _wait(seconds: float) -> bool:
     return True
 
 
-def _deliver(cached: _CachedTask, batch: pa.RecordBatch, result: GenerationResult) -> None:
+def _deliver(cached: _CachedTask, batch: pa.RecordBatch, result: GenerationResult,
+             frame_schemas: FrameSchemas | None) -> None:
     """One ``put`` (``put_arrow`` for an Arrow task) of a batch's deliverable rows, timed and counted."""
     started = time.perf_counter()
-    if cached.unit.bulk_arrow:
+    if frame_schemas is not None:
+        delivery = deliver_split(cached.unit, batch, _wait, frame_schemas)
+        put = delivery.put
+        result.records_fallback += delivery.fallback
+    elif cached.unit.bulk_arrow:
         put, _ = deliver_arrow(cached.unit, batch, _wait, cached.frames)
     else:
         put, _ = deliver_records(cached.unit, batch, _wait, cached.direct)

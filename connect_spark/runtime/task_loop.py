@@ -204,7 +204,7 @@ def deliver_arrow(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait, 
     if table is not None:
         consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
     else:
-        from connect_spark.columnar.records import fit_records_to_frame
+        from connect_spark.columnar.records import fit_records_to_frame, with_connect_schemas
         from connect_spark.runtime.frame_errors import report_misfits
 
         with cycle_collection_paused():
@@ -213,7 +213,7 @@ def deliver_arrow(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait, 
         consumed = converted.consumed
         built = fit_records_to_frame(converted.records, unit.plugins.converter.header_converter)
         report_misfits(unit.plugins.error_handler, built.misfits, unit.raw_of)  # records the frame cannot hold
-        table = built.table
+        table = with_connect_schemas(built.table, built.key_schema, built.value_schema)
     accepted = hand_over(unit, lambda: unit.task.put_arrow(table), consumed, wait)  # type: ignore[attr-defined]
     return table.num_rows, accepted
 

@@ -32,7 +32,8 @@ from connect_spark.connectors.jdbc.config import KAFKA_PK_DEFAULT_NAMES, JdbcSin
 from connect_spark.connectors.jdbc.dialect import Column, TableId
 from connect_spark.connectors.jdbc.target import table_for_topic
 
-__all__ = ["TableBatch", "RecordLayout", "LayoutCache", "table_batches", "record_label"]
+__all__ = ["TableBatch", "RecordLayout", "LayoutCache", "ColumnSource", "column_source", "surviving",
+           "table_batches", "record_label"]
 
 _FLATTEN = "add the Flatten transform (transforms.flatten.type=org.apache.kafka.connect.transforms.Flatten$Value)"
 
@@ -101,6 +102,52 @@ class _FieldGetter:
     def __call__(self, record: SinkRecord) -> Any:
         value = (record.key if self.on_key else record.value).get(self.field)
         return value if self.convert is None else self.convert(value)
+
+
+class _WholeKeyGetter:
+    """Reads a primitive key (``pk.mode=record_key`` with one ``pk.fields`` name), through ``convert``."""
+
+    __slots__ = ("schema", "convert")
+
+    def __init__(self, schema: Schema | None, convert: Callable[[Any], Any] | None) -> None:
+        self.schema = schema
+        self.convert = convert
+
+    def __call__(self, record: SinkRecord) -> Any:
+        return record.key if self.convert is None else self.convert(record.key)
+
+
+@dataclass(frozen=True)
+class ColumnSource:
+    """Where a layout's column comes from in a record frame (for :mod:`.frame_rows`).
+
+    Attributes:
+        kind: ``"field"`` (a field of the key or value struct), ``"key"`` (the whole primitive key) or
+            ``"kafka"`` (the frame's ``topic``, ``partition`` or ``offset`` column, named by ``name``).
+        side: ``"key"`` or ``"value"`` for a field.
+        name: the field's or the frame column's name.
+        schema: the Connect schema of the values (``None`` for Kafka columns and schemaless keys).
+        convert: applied to each value after it is read (a Timestamp's wall clock in ``db.timezone``).
+    """
+
+    kind: str
+    side: str = ""
+    name: str = ""
+    schema: Schema | None = None
+    convert: Callable[[Any], Any] | None = None
+
+
+def column_source(getter: Getter) -> ColumnSource | None:
+    """Where ``getter`` reads from, or ``None`` when it reads schemaless map entries (frames of such
+    records take the record path)."""
+    if isinstance(getter, _FieldGetter):
+        return ColumnSource("field", "key" if getter.on_key else "value", getter.field.name, getter.field.schema,
+                            getter.convert)
+    if isinstance(getter, _WholeKeyGetter):
+        return None if getter.schema is None else ColumnSource("key", "key", "key", getter.schema, getter.convert)
+    if getter in _KAFKA_GETTERS:
+        return ColumnSource("kafka", name=("topic", "partition", "offset")[_KAFKA_GETTERS.index(getter)])
+    return None
 
 
 def _positions_picker(indices: list[int]) -> Callable[[list[Any]], tuple]:
@@ -255,7 +302,7 @@ class LayoutCache:
                         raise ConnectException(
                             f"Record {label}: a primitive key needs pk.fields to name its one column "
                             f"(got pk.fields={','.join(wanted)!r})")
-                    return [Column(wanted[0], _inferred_schema(data, wanted[0]), primary)], [lambda r: r.key]
+                    return [Column(wanted[0], _inferred_schema(data, wanted[0]), primary)], [_WholeKeyGetter(None, None)]
                 raise ConnectException(
                     f"Record {label}: the value is a schemaless {type(data).__name__}; this sink writes structs "
                     "(JSON with schemas: value.converter.schemas.enable=true) or maps with an explicit column "
@@ -275,9 +322,7 @@ class LayoutCache:
                     raise ConnectException(
                         f"Record {label}: a primitive key ({schema.type.name}) needs pk.fields to name its one "
                         f"column (got pk.fields={','.join(wanted)!r})")
-                convert = self._convert_for(schema)
-                getter: Getter = (lambda r: r.key) if convert is None else (lambda r: convert(r.key))
-                return [Column(wanted[0], schema, primary)], [getter]
+                return [Column(wanted[0], schema, primary)], [_WholeKeyGetter(schema, self._convert_for(schema))]
             raise ConnectException(
                 f"Record {label}: the value is a {schema.type.name}, not a struct; this sink writes a struct's "
                 "fields as columns (HoistField$Value wraps a primitive value in a struct)")
@@ -329,32 +374,43 @@ def _with_layouts(records: list[SinkRecord], layouts: LayoutCache) -> list[tuple
     return entries
 
 
+def surviving(keys: Sequence[tuple], tombstones: Sequence[bool], last_by_key: bool) -> tuple[list[bool], dict[tuple, int]]:
+    """Which rows of a batch are written, and which keys deleted (by the index of their last tombstone).
+
+    Per key, deletes happen first, then the writes after the key's last tombstone (all of them in insert
+    mode, only the last one when ``last_by_key``: upsert and update mode). Tombstones are never written.
+    """
+    keep: list[bool] = [True] * len(keys)
+    deleted: dict[tuple, int] = {}
+    seen: dict[tuple, int] = {}
+    for i in range(len(keys) - 1, -1, -1):
+        key = keys[i]
+        if tombstones[i]:
+            keep[i] = False
+            if key not in deleted:
+                deleted[key] = i
+            seen[key] = -2  # everything earlier for this key is superseded
+            continue
+        state = seen.get(key)
+        if state == -2 or (state is not None and last_by_key):
+            keep[i] = False
+        else:
+            seen[key] = i
+    return keep, deleted
+
+
 def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConfig,
                  layouts: LayoutCache) -> TableBatch:
     last_by_key = config.insert_mode in ("upsert", "update")
     keyed = config.pk_mode != "none" and (last_by_key or config.delete_enabled)
     entries = _with_layouts(records, layouts)
-    # Which records survive: per key, deletes happen first, then the writes after the key's last tombstone
-    # (all of them in insert mode, only the last one in upsert/update mode).
-    keep: list[bool] = [True] * len(entries)
     deleted: dict[tuple, SinkRecord] = {}
+    kept = entries
     if keyed:
-        seen: dict[tuple, int] = {}
-        for i in range(len(entries) - 1, -1, -1):
-            record, layout = entries[i]
-            key = layout.key(record)
-            if record.value is None:
-                keep[i] = False
-                if key not in deleted:
-                    deleted[key] = record
-                seen[key] = -2  # everything earlier for this key is superseded
-                continue
-            state = seen.get(key)
-            if state == -2 or (state is not None and last_by_key):
-                keep[i] = False
-            else:
-                seen[key] = i
-    kept = [entry for entry, kept in zip(entries, keep) if kept] if keyed else entries
+        keep, deleted_at = surviving([layout.key(record) for record, layout in entries],
+                                     [record.value is None for record, _ in entries], last_by_key)
+        deleted = {key: entries[i][0] for key, i in deleted_at.items()}
+        kept = [entry for entry, kept in zip(entries, keep) if kept]
     distinct = {id(layout): layout for _, layout in kept}  # in the order first seen
     columns: list[Column] = []
     index: dict[str, int] = {}

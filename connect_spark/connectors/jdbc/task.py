@@ -1,12 +1,17 @@
 """The JDBC sink task: records into database tables in bulk, exactly once, from wherever the task runs.
 
-A record ``SinkTask``: in executor mode (the default) each task runs in a Spark executor's Python worker
-with its own connection and writes its own partitions; in driver mode it lives on the driver. ``put``
-writes before it returns, so nothing is buffered between calls.
+An :class:`~connect_spark.api.bulk.ArrowSinkTask`: in executor mode (the default) each task runs in a Spark
+executor's Python worker with its own connection and writes its own partitions; in driver mode it lives on
+the driver. ``put_arrow`` receives a record frame — in executor mode with a JSON, Avro, String or
+ByteArray converter, rows Spark itself converted (:mod:`connect_spark.runtime.split_frames`) — and
+writes it before it returns, so nothing is buffered between calls. Rows come straight from the frame's
+Arrow columns (:mod:`.frame_rows`); ``SinkRecord`` objects are built only for rows the database refuses,
+and for frames the column path does not handle (schemaless values with ``fields.whitelist``). ``put``
+(records) works too, for callers that have records.
 
 How exactly-once works:
 
-1. Each chunk of a ``put`` (at most ``batch.size`` records) is one database transaction that writes the
+1. Each chunk of a ``put_arrow`` or ``put`` (at most ``batch.size`` rows) is one database transaction that writes the
    rows of every table it touches (``writer.py``) *and* the next Kafka offset of every partition it
    covers into the offsets table (``offsets.table.name``, default ``connect_offsets``; one row per
    connector, topic and partition). Either both are in the database or neither is.
@@ -15,7 +20,7 @@ How exactly-once works:
    ``connect-offsets``, which may lag behind (a crash between the database commit and the Kafka commit)
    or be lost. In executor mode ``open`` runs once per micro-batch; the stored offsets only advance, so
    the seeks do too.
-3. ``put`` drops every record below its partition's stored offset before writing, so a record
+3. ``put_arrow`` and ``put`` drop every record below its partition's stored offset before writing, so a record
    delivered again is never written twice, in insert mode too. After a failure whose outcome is unknown
    (the connection broke during COMMIT) the stored offsets are read again before the next write.
 4. ``pre_commit`` returns only offsets the database holds. Records that reached no ``put`` (dropped by a
@@ -34,15 +39,22 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
+
+import pyarrow.compute as pc
 
 from connect_spark.api.errors import ConnectException, DataException, RetriableException
+from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import SinkRecord, TopicPartition
-from connect_spark.api.task import SinkTask
+from connect_spark.columnar.records import connect_schemas
 from connect_spark.connectors.jdbc.config import JdbcSinkConfig
 from connect_spark.connectors.jdbc.dialect import DatabaseDialect, ErrorKind, dialect_for
-from connect_spark.connectors.jdbc.rows import LayoutCache, table_batches
+from connect_spark.connectors.jdbc.frame_rows import frame_batches, frame_records
+from connect_spark.connectors.jdbc.rows import LayoutCache, TableBatch, table_batches
 from connect_spark.connectors.jdbc.writer import BatchWriter
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["JdbcSinkTask", "VERSION"]
 
@@ -51,7 +63,7 @@ log = logging.getLogger(__name__)
 VERSION = "1.0.0"
 
 
-class JdbcSinkTask(SinkTask):
+class JdbcSinkTask(ArrowSinkTask):
     """Writes records to a database; see the module docstring for the offset protocol."""
 
     reads_headers = False  # rows hold key and value fields and Kafka coordinates, never headers
@@ -99,7 +111,8 @@ class JdbcSinkTask(SinkTask):
             self.context.offset(seeks)
 
     def put(self, records: Collection[SinkRecord]) -> None:
-        """Called by the runtime with converted records: written in transactions of ``batch.size``."""
+        """Records written in transactions of ``batch.size`` (for callers holding records; the runtime calls
+        :meth:`put_arrow`)."""
         if not records:
             return
         config = self._require_config()
@@ -111,6 +124,24 @@ class JdbcSinkTask(SinkTask):
                      if r.original_kafka_offset >= stored.get((r.original_topic, r.original_kafka_partition), 0)]
             for start in range(0, len(fresh), config.batch_size):
                 self._write_chunk(fresh[start:start + config.batch_size])
+        except ConnectException:
+            raise
+        except Exception as e:
+            self._on_failure(e)
+        self._failures, self._first_failure = 0, None
+
+    def put_arrow(self, table: "pa.Table") -> None:
+        """Called by the runtime with a record frame of this task's partitions: written in transactions of
+        ``batch.size`` rows, rows read from the frame's columns."""
+        if table.num_rows == 0:
+            return
+        config = self._require_config()
+        try:
+            if self._reload:
+                self._read_stored()
+            fresh = self._fresh_rows(table)
+            for start in range(0, fresh.num_rows, config.batch_size):
+                self._write_frame_chunk(fresh.slice(start, config.batch_size))
         except ConnectException:
             raise
         except Exception as e:
@@ -142,6 +173,29 @@ class JdbcSinkTask(SinkTask):
 
     # -- one transaction -----------------------------------------------------------------------
 
+    def _fresh_rows(self, table: "pa.Table") -> "pa.Table":
+        """The frame's rows at or above their partition's stored offset (rows delivered again are dropped)."""
+        keep = None
+        for (topic, partition), (first, _) in _frame_ranges(table).items():
+            stored = self._stored.get(TopicPartition(topic, partition), 0)
+            if first >= stored:
+                continue
+            stale = pc.and_(pc.and_(pc.equal(table.column("original_topic"), topic),
+                                    pc.equal(table.column("original_partition"), partition)),
+                            pc.less(table.column("original_offset"), stored))
+            keep = pc.invert(stale) if keep is None else pc.and_(keep, pc.invert(stale))
+        return table if keep is None else table.filter(keep)
+
+    def _write_frame_chunk(self, frame: "pa.Table") -> None:
+        config = self._require_config()
+        assert self.layouts is not None
+        offsets = {TopicPartition(topic, partition): end for (topic, partition), (_, end) in _frame_ranges(frame).items()}
+        key_schema, value_schema = connect_schemas(frame)
+        batches = frame_batches(frame, key_schema, value_schema, config, self.layouts)
+        if batches is None:
+            batches = table_batches(frame_records(frame, key_schema, value_schema), config, self.layouts)
+        self._write_batches(batches, offsets, frame.num_rows)
+
     def _write_chunk(self, records: Sequence[SinkRecord]) -> None:
         config = self._require_config()
         ends: dict[tuple[str, int], int] = {}
@@ -152,7 +206,11 @@ class JdbcSinkTask(SinkTask):
                 ends[coordinates] = end
         offsets = {TopicPartition(topic, partition): end for (topic, partition), end in ends.items()}
         assert self.layouts is not None
-        batches = table_batches(records, config, self.layouts)
+        self._write_batches(table_batches(records, config, self.layouts), offsets, len(records))
+
+    def _write_batches(self, batches: Sequence[TableBatch], offsets: Mapping[TopicPartition, int], count: int) -> None:
+        """One transaction: ``batches`` written and ``offsets`` stored (see the module docstring)."""
+        config = self._require_config()
         writer = self._require_writer()
         conn = self._connection()
         writer.prepare(conn, batches)
@@ -164,7 +222,7 @@ class JdbcSinkTask(SinkTask):
         self._stored.update(offsets)
         if refused:
             log.warning("%s: %d of %d records refused by the database went to the error reporter",
-                        config.connector_name, refused, len(records))
+                        config.connector_name, refused, count)
 
     def _on_failure(self, error: Exception) -> None:
         """A retriable error raises ``RetriableException`` while retries remain; anything else fails the task."""
@@ -242,3 +300,14 @@ class JdbcSinkTask(SinkTask):
         if self.writer is None:
             raise RuntimeError("JdbcSinkTask used before start()")
         return self.writer
+
+
+def _frame_ranges(table: "pa.Table") -> dict[tuple[str, int], tuple[int, int]]:
+    """Per original topic-partition of a frame: its first offset and the offset after its last."""
+    grouped = (table.select(["original_topic", "original_partition", "original_offset"])
+               .group_by(["original_topic", "original_partition"])
+               .aggregate([("original_offset", "min"), ("original_offset", "max")]))
+    return {(t, p): (lo, hi + 1) for t, p, lo, hi in zip(grouped.column("original_topic").to_pylist(),
+                                                         grouped.column("original_partition").to_pylist(),
+                                                         grouped.column("original_offset_min").to_pylist(),
+                                                         grouped.column("original_offset_max").to_pylist())}
