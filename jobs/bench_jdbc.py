@@ -8,18 +8,26 @@ boolean, Timestamp, text; ~500 bytes with the schema), starts one SparkSession (
 topic with ``available-now`` through ``io.confluent.connect.jdbc.JdbcSinkConnector`` in executor mode
 (``tasks.max=2``):
 
-  insert  insert.mode=insert, pk.mode=none (COPY straight into the table);
-  upsert  insert.mode=upsert, pk.mode=record_key over half as many keys as records (COPY into a
-          temporary table, INSERT ... ON CONFLICT DO UPDATE), so half of the rows update existing ones.
+  insert          insert.mode=insert, pk.mode=none (COPY straight into the table);
+  upsert          insert.mode=upsert, pk.mode=record_key over half as many keys as records (COPY into a
+                  temporary table, INSERT ... ON CONFLICT DO UPDATE), so half of the rows update existing ones;
+  insert-records  insert as above, with a HeaderFrom transform (no vectorized form, and nothing the sink
+                  reads): the per-record path, for a same-run comparison.
+
+The sink is an ``ArrowSinkTask``. With the JsonConverter the connector compiles to a vectorized plan, so in
+executor mode Spark converts the records (``from_json`` and the exactness checks, in the JVM) before the
+Python workers get them, and the task reads its rows from the frame's Arrow columns
+(``connect_spark/runtime/split_frames.py``, ``connect_spark/connectors/jdbc/frame_rows.py``). Without a plan
+(the ``insert-records`` arm) the task takes records (``put``): the JsonConverter converts each record in
+Python and rows are read from the records.
 
 Each arm runs on a warm session (a warm-up run first) and a fresh table; rows/s counts every produced record
-and includes the query start. Then the profile of one task's work on 100,000 records, in this process:
-JSON conversion (the runtime's per-record path; every record after the first of its schema takes the
-JsonConverter's fast path, ``connect_spark/converters/json_fast.py``), records → rows, the database write
-(COPY — binary here, the table having the types the sink created — and statement, offsets, commit), and for
-comparison the cost of building the Arrow record frame an ``ArrowSinkTask``
-would get (with the JsonConverter that frame is built *from* the converted records, so a bulk task could
-only add to the conversion cost; that is why the sink is a record task). Not a test: figures only.
+and includes the query start. Then the profile of each path's work on 100,000 records, in this process:
+the per-record path — JSON conversion in Python (every record after the first of its schema takes the
+JsonConverter's fast path, ``connect_spark/converters/json_fast.py``), records → rows, and the database
+write (COPY — binary here, the table having the types the sink created — and statement, offsets, commit) —
+and the Arrow path — Spark's conversion of the same records to the split frame the workers receive (wall
+time on local[2], so about half the CPU time), frame → rows, and the same write. Not a test: figures only.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ def _record(i: int, keys: int) -> tuple:
     return (None, key, value, [])
 
 
-def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets):
+def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets, per_record=False):
     from connect_spark.runtime.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
@@ -66,15 +74,25 @@ def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_
                  "tasks.max": "2", "connection.url": postgres.jdbc_url(), "table.name.format": name,
                  "auto.create": "true", "insert.mode": mode, "pk.mode": "record_key" if mode == "upsert" else "none",
                  "batch.size": str(batch_size)}
+    if per_record:  # HeaderFrom has no vectorized form: the whole connector takes the per-record path
+        connector.update({"transforms": "hf", "transforms.hf.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
+                          "transforms.hf.fields": "note", "transforms.hf.headers": "note",
+                          "transforms.hf.operation": "copy"})
     started = time.monotonic()
     code = run_standalone(worker, [connector], available_now=True, spark=spark)
     return time.monotonic() - started, code
 
 
-def _profile(postgres, records: int) -> dict[str, float]:
-    """Seconds per 100,000 records of each step of one task's work, in this process."""
+def _profile(spark, postgres, records: int) -> dict[str, float]:
+    """Seconds per 100,000 records of each step of each path's work, in this process."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from connect_spark.api.records import TopicPartition
-    from connect_spark.columnar.records import records_to_frame
+    from connect_spark.columnar.plan import compile_plan
+    from connect_spark.columnar.records import connect_schemas, with_connect_schemas
+    from connect_spark.connectors.jdbc.frame_rows import frame_batches
+    from connect_spark.runtime.split_frames import good_frame
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.connectors.jdbc.config import JdbcSinkConfig
@@ -96,14 +114,11 @@ def _profile(postgres, records: int) -> dict[str, float]:
     figures = {}
     started = time.perf_counter()
     converted = plugins.converter.convert(raw).records
-    figures["JSON conversion (per-record path)"] = time.perf_counter() - started
-    started = time.perf_counter()
-    records_to_frame(converted)
-    figures["(Arrow record frame from those records)"] = time.perf_counter() - started
+    figures["per-record path: JSON conversion (Python)"] = time.perf_counter() - started
     config = JdbcSinkConfig.parse(props)
     started = time.perf_counter()
     batches = table_batches(converted, config, LayoutCache(config))
-    figures["records -> rows"] = time.perf_counter() - started
+    figures["per-record path: records -> rows"] = time.perf_counter() - started
     dialect = dialect_for(config)
     writer = BatchWriter(dialect, config)
     conn = dialect.connect(config.connection)
@@ -111,7 +126,33 @@ def _profile(postgres, records: int) -> dict[str, float]:
     writer.read_offsets(conn)
     started = time.perf_counter()
     writer.write(conn, batches, {TopicPartition("p", 0): records}, None)
-    figures["database write (COPY, offsets, commit)"] = time.perf_counter() - started
+    figures["per-record path: database write (COPY, offsets, commit)"] = time.perf_counter() - started
+
+    headers_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+    raw_table = pa.table({
+        "topic": [r.topic for r in raw], "partition": pa.array([r.partition for r in raw], pa.int32()),
+        "offset": pa.array([r.offset for r in raw], pa.int64()), "timestamp_ms": [r.timestamp for r in raw],
+        "timestamp_type": pa.array([r.timestamp_type for r in raw], pa.int32()),
+        "key": pa.array([r.key for r in raw], pa.binary()), "value": pa.array([r.value for r in raw], pa.binary()),
+        "headers": pa.array([[] for _ in raw], headers_type)})
+    raw_frame = spark.createDataFrame(raw_table).repartition(2).cache()
+    raw_frame.count()
+    plan = compile_plan(ConnectorConfig(props), WorkerConfig({"bootstrap.servers": "x:1", "key.converter": _JSON,
+                                                              "value.converter": _JSON}))
+    output = plan.apply(raw_frame)
+    output.split().toArrow()  # learns the schema, warms the JVM
+    started = time.perf_counter()
+    split = output.split().toArrow()
+    figures["Arrow path: Spark conversion to the split frame (wall, local[2])"] = time.perf_counter() - started
+    raw_frame.unpersist()
+    started = time.perf_counter()
+    frame = with_connect_schemas(good_frame(split.filter(pc.equal(split.column("row_kind"), 1))),
+                                 output.key_schema, output.value_schema)
+    batches = frame_batches(frame, *connect_schemas(frame), config, LayoutCache(config))
+    figures["Arrow path: frame -> rows"] = time.perf_counter() - started
+    started = time.perf_counter()
+    writer.write(conn, batches, {TopicPartition("p", 0): records}, None)
+    figures["Arrow path: database write (COPY, offsets, commit)"] = time.perf_counter() - started
     conn.close()
     return {k: v * 100_000 / records for k, v in figures.items()}
 
@@ -168,18 +209,20 @@ def main() -> None:
                                       conf={"spark.master": "local[2]", "spark.driver.memory": "2g"})
         _drain(spark, bootstrap, work, "warm", "warm_up", postgres, "upsert", args.batch_size, args.max_offsets)
         results = {}
-        for mode in ("insert", "upsert"):
-            elapsed, code = _drain(spark, bootstrap, work, "bench", f"bench_{mode}", postgres, mode, args.batch_size,
-                                   args.max_offsets)
+        for arm in ("insert", "upsert", "insert-records"):
+            mode = arm.split("-")[0]
+            elapsed, code = _drain(spark, bootstrap, work, "bench", f"bench_{arm.replace('-', '_')}", postgres, mode,
+                                   args.batch_size, args.max_offsets, per_record=arm.endswith("records"))
             rate = args.records / elapsed
-            results[mode] = rate
-            print(f"{mode}: {args.records:,} records in {elapsed:.1f} s = {rate:,.0f} rows/s (exit {code}); "
+            results[arm] = rate
+            print(f"{arm}: {args.records:,} records in {elapsed:.1f} s = {rate:,.0f} rows/s (exit {code}); "
                   f"target {TARGETS[mode]:,} rows/s: {'met' if rate >= TARGETS[mode] else 'NOT met'} "
-                  f"(ratio {rate / TARGETS[mode]:.2f})")
-        spark.stop()
-        print("profile of one task's work, seconds per 100,000 records (one core):")
-        for step, seconds in _profile(postgres, min(args.records, 100_000)).items():
+                  f"(ratio {rate / TARGETS[mode]:.2f}); load average {os.getloadavg()[0]:.1f}")
+        print(f"insert, Spark-converted frames / per-record path: {results['insert'] / results['insert-records']:.2f}")
+        print("profile of each path's work, seconds per 100,000 records (one core unless said):")
+        for step, seconds in _profile(spark, postgres, min(args.records, 100_000)).items():
             print(f"  {step}: {seconds:.2f} s")
+        spark.stop()
     print(json.dumps({k: round(v) for k, v in results.items()}))
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (shared: figures are noisy)")
 

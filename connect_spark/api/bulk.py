@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["ArrowSinkTask", "DataFrameSinkTask", "RECORD_FRAME_COLUMNS", "is_bulk_task"]
+__all__ = ["ArrowSinkTask", "DataFrameSinkTask", "RECORD_FRAME_COLUMNS", "is_bulk_task", "takes_records"]
 
 #: The columns of a record frame, in order, with what each holds.
 RECORD_FRAME_COLUMNS: dict[str, str] = {
@@ -60,7 +60,10 @@ class ArrowSinkTask(SinkTask):
     """A sink task that writes Arrow tables of converted records.
 
     Subclasses implement :meth:`put_arrow` instead of :meth:`put`; every other hook is a
-    :class:`SinkTask` hook with the same meaning.
+    :class:`SinkTask` hook with the same meaning. A subclass may implement :meth:`put` as well
+    (:func:`takes_records`): in executor mode, when the connector's converters and transforms have no
+    vectorized form, so that its frame would be built from records converted one by one, it receives
+    those records through ``put`` instead (the JDBC sink does this).
     """
 
     @abc.abstractmethod
@@ -136,6 +139,12 @@ class DataFrameSinkTask(SinkTask):
     def put(self, records: Collection[SinkRecord]) -> None:
         """Record delivery is not used for bulk tasks; the runtime calls :meth:`put_dataframe`."""
         raise NotImplementedError(f"{type(self).__name__} is a DataFrameSinkTask: the runtime calls put_dataframe")
+
+
+def takes_records(task_class: type) -> bool:
+    """True when an :class:`ArrowSinkTask` subclass also implements :meth:`SinkTask.put` (called by the
+    runtime when it chooses how to hand converted records over)."""
+    return issubclass(task_class, ArrowSinkTask) and task_class.put is not ArrowSinkTask.put
 
 
 def is_bulk_task(task_class: type) -> bool:

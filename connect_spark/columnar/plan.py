@@ -151,10 +151,21 @@ class _ColumnConverter:
     """
 
     reused = False
+    #: ``(column name, expression)`` the last ``resolve`` wants computed once per row before the staged
+    #: projection (a parse its expressions read many times: Spark does not share a subexpression that
+    #: sits in conditional branches, so it would parse once per reference).
+    hoisted: tuple[tuple[str, "Column"], ...] = ()
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         """The converted part and the condition under which a row converts exactly; may run one action."""
         raise NotImplementedError
+
+    def _hoist(self, name: str, expression: "Column") -> "Column":
+        """``expression`` computed in its own projection column ``name`` (see :attr:`hoisted`)."""
+        from pyspark.sql import functions as F
+
+        self.hoisted = (*self.hoisted, (name, expression))
+        return F.col(name)
 
     def forget(self) -> None:
         """Drop what was learned from earlier batches; the next ``resolve`` samples again."""
@@ -398,6 +409,7 @@ class _EnvelopeJson(_ColumnConverter):
         from pyspark.sql import functions as F
 
         self.reused = self._learned is not None
+        self.hoisted = ()
         if self._learned is None:
             prefixes: dict[str, int] = {}
             schemas: dict[str, Any] = {}
@@ -428,7 +440,7 @@ class _EnvelopeJson(_ColumnConverter):
         payload_text = text.substr(F.lit(start), F.length(text) - start)
         # an option (the default mode) keeps Spark from splitting the parse into one pruned
         # from_json per field the checks read (it only prunes option-less from_json)
-        payload = F.from_json(payload_text, parse_type, {"mode": "PERMISSIVE"})
+        payload = self._hoist(f"__parsed_{name}", F.from_json(payload_text, parse_type, {"mode": "PERMISSIVE"}))
         column, guard = _json_to_frame(payload, schema)
         serialized = F.to_json(payload, {"ignoreNullFields": "false"})
         same_json = (serialized == payload_text) | (
@@ -456,7 +468,7 @@ class _EnvelopeJson(_ColumnConverter):
             except Exception as e:
                 log.info("JSON schema of this batch is not vectorizable (%s); using the per-record path", e)
                 break
-            envelope = F.from_json(text, T.StructType([T.StructField("payload", parse_type)]))
+            envelope = self._hoist(f"__parsed_{name}", F.from_json(text, T.StructType([T.StructField("payload", parse_type)])))
             payload = envelope["payload"]
             column, guard = _json_to_frame(payload, schema)
             checks = [
@@ -734,6 +746,8 @@ class ColumnarPlan:
             log.info("Batch not vectorizable (%s); every row takes the per-record path", e)
             return PlanOutput(_staged(raw, _unconverted_columns(), F.lit(False), F.lit(True)),
                               None, None, None, None, self.header_converter)
+        hoisted = [expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)]
+        source = raw.select("*", *hoisted) if hoisted else raw
         no_timestamp = ts.isNull() | (ts == -1)
         converted = [
             record.topic.alias("__topic"),
@@ -745,7 +759,7 @@ class ColumnarPlan:
             record.value.column.alias("__value"),
             record.headers.alias("__headers"),
         ]
-        return PlanOutput(_staged(raw, converted, record.ok, record.keep), record.key.schema, record.value.schema,
+        return PlanOutput(_staged(source, converted, record.ok, record.keep), record.key.schema, record.value.schema,
                           record.key.null_schema, record.value.null_schema, self.header_converter)
 
 
@@ -754,10 +768,14 @@ def _staged(raw: "DataFrame", converted: list["Column"], ok: "Column", keep: "Co
     flags in one projection."""
     from pyspark.sql import functions as F
 
+    # the ok flag in its own projection: the raw columns below read it too, and Spark would otherwise
+    # evaluate the whole check (a JSON re-serialization) once per reference
+    flagged = raw.select("*", ok.alias(_OK))
     # the raw bytes are kept for the rows that fall back only (the frame reads the converted columns)
-    raw_kept = [c if c in _COORDINATES else F.when(ok, F.lit(None)).otherwise(F.col(c)).alias(c) for c in RAW_COLUMNS]
-    return raw.select(
-        *raw_kept, *converted, ok.alias(_OK), keep.alias(_KEEP),
+    raw_kept = [c if c in _COORDINATES else F.when(F.col(_OK), F.lit(None)).otherwise(F.col(c)).alias(c)
+                for c in RAW_COLUMNS]
+    return flagged.select(
+        *raw_kept, *converted, F.col(_OK), keep.alias(_KEEP),
         # nondeterministic, so the optimizer keeps the filters of ``good``/``fallback`` above this
         # projection instead of re-inlining its expensive expressions (JSON parsing) into them
         F.spark_partition_id().alias(_BARRIER),

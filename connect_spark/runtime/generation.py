@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import pyarrow as pa
 
+from connect_spark.api.bulk import takes_records
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
 from connect_spark.runtime.direct_records import DirectRecordBuilder
@@ -181,7 +182,9 @@ class _CachedTask:
         self.unit.worker_task.start()
         converter = self.unit.plugins.converter
         self.frames = ArrowFrameBuilder.for_converter(converter) if self.unit.bulk_arrow else None
-        self.direct = None if self.unit.bulk_arrow else DirectRecordBuilder.for_converter(converter)
+        #: an Arrow task that also takes records gets them when its frame would be built from records
+        self.records = not self.unit.bulk_arrow or (self.frames is None and takes_records(spec.task_class))
+        self.direct = DirectRecordBuilder.for_converter(converter) if self.records else None
 
     def new_generation(self, committed_sink: dict[TopicPartition, int], paused: Iterable[TopicPartition]) -> WorkerSinkTask:
         """A fresh task loop around the started instance, committing into ``committed_sink``."""
@@ -309,7 +312,7 @@ def _deliver(cached: _CachedTask, batch: pa.RecordBatch, result: GenerationResul
         delivery = deliver_split(cached.unit, batch, _wait, frame_schemas)
         put = delivery.put
         result.records_fallback += delivery.fallback
-    elif cached.unit.bulk_arrow:
+    elif not cached.records:
         put, _ = deliver_arrow(cached.unit, batch, _wait, cached.frames)
     else:
         put, _ = deliver_records(cached.unit, batch, _wait, cached.direct)
