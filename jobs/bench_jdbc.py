@@ -4,7 +4,8 @@
 
 Starts a local broker and a throwaway PostgreSQL (``connect_spark.testing.postgres``) on the same machine,
 fills a 4-partition topic with JSON-with-schemas records (7 fields: bigint, text, integer, double,
-boolean, Timestamp, text; ~500 bytes with the schema), starts one SparkSession (local[2]), and drains the
+boolean, Timestamp, text; ~500 bytes with the schema; compact as Kafka's JsonConverter writes JSON, or with
+``--spaced`` as Python's ``json.dumps`` does), starts one SparkSession (local[2]), and drains the
 topic with ``available-now`` through ``io.confluent.connect.jdbc.JdbcSinkConnector`` in executor mode
 (``tasks.max=2``):
 
@@ -54,12 +55,16 @@ _VALUE_SCHEMA = {"type": "struct", "optional": False, "fields": [
 ]}
 
 
-def _record(i: int, keys: int) -> tuple:
+#: JSON text as Kafka's JsonConverter writes it (compact); ``--spaced`` writes it as Python's json.dumps does
+SEPARATORS = {"compact": (",", ":"), "spaced": (", ", ": ")}
+
+
+def _record(i: int, keys: int, separators: tuple[str, str] = SEPARATORS["compact"]) -> tuple:
     key_id = i % keys
-    key = json.dumps({"schema": _KEY_SCHEMA, "payload": {"id": key_id}}).encode()
+    key = json.dumps({"schema": _KEY_SCHEMA, "payload": {"id": key_id}}, separators=separators).encode()
     value = json.dumps({"schema": _VALUE_SCHEMA, "payload": {
         "id": key_id, "user": f"user-{i % 1000:04d}", "qty": i % 100, "amount": round(i * 0.37, 2), "paid": i % 3 == 0,
-        "ts": 1_700_000_000_000 + i, "note": "x" * 24}}).encode()
+        "ts": 1_700_000_000_000 + i, "note": "x" * 24}}, separators=separators).encode()
     return (None, key, value, [])
 
 
@@ -83,7 +88,7 @@ def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_
     return time.monotonic() - started, code
 
 
-def _profile(spark, postgres, records: int) -> dict[str, float]:
+def _profile(spark, postgres, records: int, separators: tuple[str, str]) -> dict[str, float]:
     """Seconds per 100,000 records of each step of each path's work, in this process."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -108,7 +113,7 @@ def _profile(spark, postgres, records: int) -> dict[str, float]:
     plugins = build_task_plugins(ConnectorConfig(props), WorkerConfig({"bootstrap.servers": "x:1", "key.converter": _JSON, "value.converter": _JSON}), 0)
     raw = []
     for i in range(records):
-        _, key, value, _ = _record(i, records)
+        _, key, value, _ = _record(i, records, separators)
         raw.append(RawRecord(topic="p", partition=0, offset=i, timestamp=1_700_000_000_000, timestamp_type=0,
                              key=key, value=value, headers=()))
     figures = {}
@@ -186,6 +191,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--batch-size", type=int, default=50_000, help="the connector's batch.size")
     parser.add_argument("--max-offsets", type=int, default=250_000, help="maxOffsetsPerTrigger")
+    parser.add_argument("--spaced", action="store_true", help="JSON written with spaces after , and : (as Python's "
+                        "json.dumps does) instead of compact (as Kafka's JsonConverter does)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
@@ -202,7 +209,8 @@ def main() -> None:
         create_topic(bootstrap, "bench", 4)
         create_topic(bootstrap, "warm", 4)
         started = time.monotonic()
-        _fill(bootstrap, "bench", (_record(i, args.records // 2) for i in range(args.records)))
+        separators = SEPARATORS["spaced" if args.spaced else "compact"]
+        _fill(bootstrap, "bench", (_record(i, args.records // 2, separators) for i in range(args.records)))
         _fill(bootstrap, "warm", (_record(i, 5000) for i in range(10_000)))
         print(f"produced {args.records:,} records in {time.monotonic() - started:.1f} s")
         spark = get_or_create_session(app_name="bench-jdbc", ui=False,
@@ -220,7 +228,8 @@ def main() -> None:
                   f"(ratio {rate / TARGETS[mode]:.2f}); load average {os.getloadavg()[0]:.1f}")
         print(f"insert, Spark-converted frames / per-record path: {results['insert'] / results['insert-records']:.2f}")
         print("profile of each path's work, seconds per 100,000 records (one core unless said):")
-        for step, seconds in _profile(spark, postgres, min(args.records, 100_000)).items():
+        print(f"JSON text: {'spaced' if args.spaced else 'compact'}")
+        for step, seconds in _profile(spark, postgres, min(args.records, 100_000), separators).items():
             print(f"  {step}: {seconds:.2f} s")
         spark.stop()
     print(json.dumps({k: round(v) for k, v in results.items()}))
