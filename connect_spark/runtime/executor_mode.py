@@ -9,7 +9,8 @@ Per micro-batch the driver
    Spark's Kafka partitions already are the task slices; otherwise rows are shuffled by task id and
    sorted by (task, topic, partition, offset);
 3. for an :class:`~connect_spark.api.bulk.ArrowSinkTask` whose converters and transforms compile to a
-   vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`), projects the rows through it
+   vectorized plan (and are not ByteArray/String converters without transforms, whose frames the workers
+   build from the raw columns alone) (:func:`connect_spark.columnar.plan.compile_plan`), projects the rows through it
    (:meth:`~connect_spark.columnar.plan.PlanOutput.split`): Spark converts them, and the tasks receive
    the good rows as a frame and convert only the others per record (:mod:`.split_frames`). The plan
    learns a JSON shape from a small sample of the first batch and reuses it; a batch where more than
@@ -98,7 +99,7 @@ class ExecutorTasks(BatchProcessor):
         self.executor_pids: set[int] = set()
         self.metrics = SinkTaskMetrics(setup.clock)  # all tasks' totals in one group
         self.plan = None
-        if issubclass(self.task_class, ArrowSinkTask):
+        if issubclass(self.task_class, ArrowSinkTask) and not _frames_by_arrow(connector, worker):
             from connect_spark.columnar.plan import compile_plan
 
             self.plan = compile_plan(connector, worker)
@@ -279,6 +280,24 @@ class ExecutorTasks(BatchProcessor):
             error.trace = failed.trace or error.trace
             self.failure = error
             raise error
+
+
+def _frames_by_arrow(connector: Any, worker: Any) -> bool:
+    """True when the workers build an Arrow task's frames from the raw columns themselves (ByteArray or UTF-8
+    String converters, no transforms: :class:`~connect_spark.runtime.arrow_frames.ArrowFrameBuilder`), so a
+    Spark projection through the plan would only add work."""
+    from connect_spark import plugins
+    from connect_spark.runtime.arrow_frames import column_kind
+
+    if connector.transform_configs():
+        return False
+    for which in ("key.converter", "value.converter"):
+        class_name, props = connector.converter_config(which, worker)
+        converter = plugins.instantiate("converter", class_name, key=which)
+        converter.configure(props, which == "key.converter")
+        if column_kind(converter) is None:
+            return False
+    return True
 
 
 def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[TopicPartition, int]):
