@@ -332,6 +332,8 @@ class _SchemalessJson(_ColumnConverter):
         regex = shape_regex(text_order, variant_schema.parse(candidate))
         if regex is not None:  # the cheap proof: the text itself says the parse is exact
             fast_ok = F.coalesce(text.rlike(regex), F.lit(False))
+            # a row the expression matches is valid UTF-8 (see exact_text): only the others are checked
+            ok = empty | fast_ok | (utf8 & general_ok)
         else:  # arrays, keys with escapes: the parsed row must print back as its own text
             # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
             # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
@@ -339,8 +341,9 @@ class _SchemalessJson(_ColumnConverter):
             written = F.to_json(fast, {"ignoreNullFields": "false"})
             same_text = (written == text) | (written == _without_trailing_zeros(text))
             fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
+            ok = empty | (utf8 & (fast_ok | general_ok))
         column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
-        return Part(column, None, None, spark_type), empty | (utf8 & (fast_ok | general_ok))
+        return Part(column, None, None, spark_type), ok
 
 
 _ENVELOPE_HEAD = re.compile(r'\s*\{\s*"schema"\s*:\s*')
@@ -657,11 +660,15 @@ class PlanOutput:
         return _counted_ranges(self.staged, ~F.col(_OK))
 
     def persisted(self) -> "PlanOutput":
-        """The same output with ``staged`` persisted (memory, then disk); call :meth:`unpersist` after."""
+        """The same output with ``staged`` persisted on the executors' local disks; call :meth:`unpersist` after.
+
+        On disk, not in memory: a batch of a million rows would otherwise hold hundreds of megabytes of
+        executor memory (the driver's, in a local session) for the time of one write, and the cached blocks
+        are Spark's compressed columnar batches, cheap to write and read back.
+        """
         from pyspark import StorageLevel
 
-        # deserialized: the cache already holds Spark's columnar batches; serializing them again costs CPU
-        return replace(self, staged=self.staged.persist(StorageLevel.MEMORY_AND_DISK_DESER))
+        return replace(self, staged=self.staged.persist(StorageLevel.DISK_ONLY))
 
     def unpersist(self) -> None:
         self.staged.unpersist()
