@@ -149,11 +149,16 @@ class _ColumnConverter:
     reused = False
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
-        """The converted part and the condition under which a row converts exactly; may run one action."""
+        """The converted part and the condition under which a row converts exactly (column expressions over
+        ``name``); ``raw`` (the batch, or a sample of it) is read only to learn a shape, in one small action."""
         raise NotImplementedError
 
     def forget(self) -> None:
         """Drop what was learned from earlier batches; the next ``resolve`` samples again."""
+
+    def needs_sample(self) -> bool:
+        """True when the next ``resolve`` reads a sample (it has learned nothing yet, or forgot it)."""
+        return False
 
 
 class _ByteArray(_ColumnConverter):
@@ -293,6 +298,9 @@ class _SchemalessJson(_ColumnConverter):
     def forget(self) -> None:
         self._learned = None
 
+    def needs_sample(self) -> bool:
+        return self._learned is None
+
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
@@ -386,6 +394,9 @@ class _EnvelopeJson(_ColumnConverter):
 
     def forget(self) -> None:
         self._learned = None
+
+    def needs_sample(self) -> bool:
+        return self._learned is None
 
     def _schema(self, schema_json: Any) -> tuple[Schema, Any]:
         schema = self.converter.as_connect_schema(schema_json)
@@ -700,17 +711,29 @@ class ColumnarPlan:
         self.key.forget()
         self.value.forget()
 
-    def apply(self, raw: "DataFrame") -> PlanOutput:
+    def needs_sample(self) -> bool:
+        """True when the next :meth:`apply` learns a shape from a sample (see its ``sample`` argument)."""
+        return self.key.needs_sample() or self.value.needs_sample()
+
+    def apply(self, raw: "DataFrame", sample: "DataFrame | None" = None) -> PlanOutput:
         """Split a raw batch into good (record frame) and fallback (raw) rows.
 
-        Runs at most one small aggregation per JSON converter to learn the batch's schema (none when it
-        reuses what an earlier batch taught, see :meth:`forget_samples`); the returned DataFrames are lazy. Never raises for data: a batch the plan cannot handle falls back whole.
+        Args:
+            raw: the batch (``RAW_COLUMNS``).
+            sample: rows of the batch (``RAW_COLUMNS``) to learn shapes from, e.g. a small local frame the
+                caller read from Kafka itself; ``None``: the head of ``raw``, which costs a small Spark job
+                per data-dependent converter. Only read when :meth:`needs_sample`.
+
+        Learns a JSON or Avro converter's shape from the sample when it has none (none is read when it
+        reuses what an earlier batch taught, see :meth:`forget_samples`); the returned DataFrames are lazy.
+        Never raises for data: a batch the plan cannot handle falls back whole.
         """
         from pyspark.sql import functions as F
 
+        source = raw if sample is None else sample
         try:
-            key, key_ok = self.key.resolve(raw, "key")
-            value, value_ok = self.value.resolve(raw, "value")
+            key, key_ok = self.key.resolve(source, "key")
+            value, value_ok = self.value.resolve(source, "value")
             ts = F.col("timestamp_ms")
             record = RecordColumns(
                 topic=F.col("topic"), partition=F.col("partition"), key=key, value=value,
