@@ -116,6 +116,10 @@ class AvroColumns:
     def forget(self) -> None:
         self._learned = None
 
+    def needs_sample(self) -> bool:
+        """True when the next ``resolve`` reads a sample (no writer schema learned yet)."""
+        return self._learned is None
+
     def _learn(self, raw: "DataFrame", name: str) -> tuple[str, int, Schema, str, str | None]:
         from pyspark.sql import functions as F
 

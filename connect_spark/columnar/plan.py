@@ -157,7 +157,8 @@ class _ColumnConverter:
     hoisted: tuple[tuple[str, "Column"], ...] = ()
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
-        """The converted part and the condition under which a row converts exactly; may run one action."""
+        """The converted part and the condition under which a row converts exactly (column expressions over
+        ``name``); ``raw`` (the batch, or a sample of it) is read only to learn a shape, in one small action."""
         raise NotImplementedError
 
     def _hoist(self, name: str, expression: "Column") -> "Column":
@@ -169,6 +170,10 @@ class _ColumnConverter:
 
     def forget(self) -> None:
         """Drop what was learned from earlier batches; the next ``resolve`` samples again."""
+
+    def needs_sample(self) -> bool:
+        """True when the next ``resolve`` reads a sample (it has learned nothing yet, or forgot it)."""
+        return False
 
 
 class _ByteArray(_ColumnConverter):
@@ -308,6 +313,9 @@ class _SchemalessJson(_ColumnConverter):
     def forget(self) -> None:
         self._learned = None
 
+    def needs_sample(self) -> bool:
+        return self._learned is None
+
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
@@ -347,6 +355,8 @@ class _SchemalessJson(_ColumnConverter):
         regex = shape_regex(text_order, variant_schema.parse(candidate))
         if regex is not None:  # the cheap proof: the text itself says the parse is exact
             fast_ok = F.coalesce(text.rlike(regex), F.lit(False))
+            # a row the expression matches is valid UTF-8 (see exact_text): only the others are checked
+            ok = empty | fast_ok | (utf8 & general_ok)
         else:  # arrays, keys with escapes: the parsed row must print back as its own text
             # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
             # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
@@ -354,8 +364,9 @@ class _SchemalessJson(_ColumnConverter):
             written = F.to_json(fast, {"ignoreNullFields": "false"})
             same_text = (written == text) | (written == _without_trailing_zeros(text))
             fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
+            ok = empty | (utf8 & (fast_ok | general_ok))
         column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
-        return Part(column, None, None, spark_type), empty | (utf8 & (fast_ok | general_ok))
+        return Part(column, None, None, spark_type), ok
 
 
 _ENVELOPE_HEAD = re.compile(r'\s*\{\s*"schema"\s*:\s*')
@@ -398,6 +409,9 @@ class _EnvelopeJson(_ColumnConverter):
 
     def forget(self) -> None:
         self._learned = None
+
+    def needs_sample(self) -> bool:
+        return self._learned is None
 
     def _schema(self, schema_json: Any) -> tuple[Schema, Any]:
         schema = self.converter.as_connect_schema(schema_json)
@@ -687,11 +701,15 @@ class PlanOutput:
                                   kind.cast("int").alias("row_kind"))
 
     def persisted(self) -> "PlanOutput":
-        """The same output with ``staged`` persisted (memory, then disk); call :meth:`unpersist` after."""
+        """The same output with ``staged`` persisted on the executors' local disks; call :meth:`unpersist` after.
+
+        On disk, not in memory: a batch of a million rows would otherwise hold hundreds of megabytes of
+        executor memory (the driver's, in a local session) for the time of one write, and the cached blocks
+        are Spark's compressed columnar batches, cheap to write and read back.
+        """
         from pyspark import StorageLevel
 
-        # deserialized: the cache already holds Spark's columnar batches; serializing them again costs CPU
-        return replace(self, staged=self.staged.persist(StorageLevel.MEMORY_AND_DISK_DESER))
+        return replace(self, staged=self.staged.persist(StorageLevel.DISK_ONLY))
 
     def unpersist(self) -> None:
         self.staged.unpersist()
@@ -723,17 +741,29 @@ class ColumnarPlan:
         self.key.forget()
         self.value.forget()
 
-    def apply(self, raw: "DataFrame") -> PlanOutput:
+    def needs_sample(self) -> bool:
+        """True when the next :meth:`apply` learns a shape from a sample (see its ``sample`` argument)."""
+        return self.key.needs_sample() or self.value.needs_sample()
+
+    def apply(self, raw: "DataFrame", sample: "DataFrame | None" = None) -> PlanOutput:
         """Split a raw batch into good (record frame) and fallback (raw) rows.
 
-        Runs at most one small aggregation per JSON converter to learn the batch's schema (none when it
-        reuses what an earlier batch taught, see :meth:`forget_samples`); the returned DataFrames are lazy. Never raises for data: a batch the plan cannot handle falls back whole.
+        Args:
+            raw: the batch (``RAW_COLUMNS``).
+            sample: rows of the batch (``RAW_COLUMNS``) to learn shapes from, e.g. a small local frame the
+                caller read from Kafka itself; ``None``: the head of ``raw``, which costs a small Spark job
+                per data-dependent converter. Only read when :meth:`needs_sample`.
+
+        Learns a JSON or Avro converter's shape from the sample when it has none (none is read when it
+        reuses what an earlier batch taught, see :meth:`forget_samples`); the returned DataFrames are lazy.
+        Never raises for data: a batch the plan cannot handle falls back whole.
         """
         from pyspark.sql import functions as F
 
+        source = raw if sample is None else sample
         try:
-            key, key_ok = self.key.resolve(raw, "key")
-            value, value_ok = self.value.resolve(raw, "value")
+            key, key_ok = self.key.resolve(source, "key")
+            value, value_ok = self.value.resolve(source, "value")
             ts = F.col("timestamp_ms")
             record = RecordColumns(
                 topic=F.col("topic"), partition=F.col("partition"), key=key, value=value,

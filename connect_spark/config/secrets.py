@@ -10,6 +10,10 @@ when its name looks like one by the conventions of Kafka and of common connector
 :class:`~connect_spark.config.definition.Password` value is masked whatever its key. A value made only
 of config-provider references (``${file:/etc/secrets.properties:db.password}``) names where the secret
 lives, not the secret, and is shown as it is.
+
+Secrets written inside other values are masked too: a ``password`` (``passwd``, ``pwd``) parameter of a
+URL (``jdbc:postgresql://db/shop?user=sink&password=s3cret``) and the password of a URL's user info
+(``https://user:s3cret@host/``) become ``[hidden]``, the rest of the value stays readable.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any, Iterable, Mapping
 
 from connect_spark.config.definition import ConfigDef, Password, Type
 
-__all__ = ["HIDDEN", "is_secret_key", "masked", "masked_value"]
+__all__ = ["HIDDEN", "is_secret_key", "masked", "masked_value", "without_embedded_secrets"]
 
 HIDDEN = Password.HIDDEN
 
@@ -31,6 +35,10 @@ _SECRET_SUFFIXES = ("password", "passwd", "secret", "token", "credential", "cred
 # Endings after a dot: ssl.keystore.key, aws.secret.access.key, private.key ...
 _SECRET_DOTTED_SUFFIXES = (".key",)
 _REFERENCE_ONLY = re.compile(r"^(?:\s*\$\{[^}:]*:[^}]*\}\s*)+$")
+# A URL parameter holding a password (?password=..., &pwd=..., ;password=...), up to the next separator.
+_PASSWORD_PARAMETER = re.compile(r"(?i)([?&;](?:password|passwd|pwd)=)[^&;#\s]*")
+# The password of a URL's user info: scheme://user:password@host
+_USER_INFO_PASSWORD = re.compile(r"(://[^/?#@:\s]*:)[^/?#@\s]*(@)")
 
 
 def is_secret_key(key: str, config_def: ConfigDef | None = None, extra: Iterable[str] = ()) -> bool:
@@ -63,7 +71,19 @@ def masked_value(key: str, value: Any, config_def: ConfigDef | None = None) -> A
         if isinstance(value, str) and _REFERENCE_ONLY.match(value):
             return value
         return HIDDEN
-    return value
+    return without_embedded_secrets(value) if isinstance(value, str) else value
+
+
+def without_embedded_secrets(text: str) -> str:
+    """``text`` with the passwords written inside URLs (a ``password=`` parameter, ``user:password@``)
+    replaced by ``[hidden]``; a password that is only a config-provider reference is kept."""
+    def hide(match: "re.Match[str]") -> str:
+        secret = match.string[match.end(1):match.end()] if match.re is _PASSWORD_PARAMETER else ""
+        if secret and _REFERENCE_ONLY.match(secret):
+            return match.group(0)
+        return match.group(1) + HIDDEN + (match.group(2) if match.re is _USER_INFO_PASSWORD else "")
+
+    return _USER_INFO_PASSWORD.sub(hide, _PASSWORD_PARAMETER.sub(hide, text))
 
 
 def masked(config: Mapping[str, Any], config_def: ConfigDef | None = None) -> dict[str, Any]:

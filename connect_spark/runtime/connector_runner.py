@@ -36,6 +36,7 @@ from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
 from connect_spark.runtime.worker_task import TaskFailedError
+from connect_spark.storage.committer import OffsetCommitter
 from connect_spark.streaming.query import ConnectorQuery, query_name
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ class ConnectorRunner:
         self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
         self.committed: dict[TopicPartition, int] = {}  # what the offset store holds (for lag metrics)
+        self._committer = OffsetCommitter(self.name, self._write_offsets, self._offsets_written)
         self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
 
     # -- start ------------------------------------------------------------------------------
@@ -171,9 +173,18 @@ class ConnectorRunner:
         return task_config
 
     def _commit(self, offsets) -> None:
-        """Write committed offsets (called by the processor's commits)."""
+        """Called by the processor's commits, after the data the offsets cover is durable: hand them to the
+        in-order background committer (:mod:`connect_spark.storage.committer`), so the write overlaps the
+        next batch. Raises the previous write's failure (the caller logs and counts it, as before)."""
+        self._committer.submit(offsets)
+
+    def _write_offsets(self, offsets) -> None:
+        """The committer's write (its own thread): the offset store, then the consumer group."""
         self.offset_store.write(self.name, offsets, self.config.consumer_group_id)
-        self.committed.update(offsets)
+
+    def _offsets_written(self, offsets) -> None:
+        """Called by the committer after a write: the runner's view of the store (lag metrics)."""
+        self.committed.update({tp: off for tp, off in offsets.items() if off is not None})
 
     def _wait(self, seconds: float) -> bool:
         """The processor's back-off wait before a retried ``put``: False as soon as a stop interrupts it."""
@@ -346,7 +357,7 @@ class ConnectorRunner:
 
     def stop(self, failed: bool = False) -> None:
         """Stop the query, then the processor (each task's ``pre_commit`` → ``close`` → commit → ``stop``),
-        then the connector.
+        wait for every commit to be written, then stop the connector.
 
         After a failure only the offsets of batches ``put`` accepted are committed (the failed batch
         never became current).
@@ -357,6 +368,10 @@ class ConnectorRunner:
         with self._lock:
             if self._processor is not None:
                 self._processor.close()
+        try:
+            self._committer.close()  # the tasks' final commits too, before the stop returns
+        except Exception as e:
+            log.error("%s: final offset commit failed: %r", self.name, e)
         if self._connector is not None:
             try:
                 self._connector.stop()

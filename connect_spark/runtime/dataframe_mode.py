@@ -55,10 +55,13 @@ class FrameBatches:
     """The frame path of one connector: its plan (or ``None``) and converter, and which way the next
     batch takes (see the module docstring). One instance per connector, created at start."""
 
-    def __init__(self, spark: "SparkSession", plan: Any, converter: RecordConverter) -> None:
+    def __init__(self, spark: "SparkSession", plan: Any, converter: RecordConverter, sampler: Any = None) -> None:
         self.spark = spark
         self.plan = plan
         self.converter = converter
+        #: reads a batch's head with a Kafka client when the plan must learn shapes
+        #: (:class:`~connect_spark.runtime.batch_sample.BatchSampler`); ``None``: the plan samples with Spark
+        self.sampler = sampler
         self.one_pass_next = True
         #: counters for tests and diagnostics
         self.one_pass_batches = 0
@@ -83,7 +86,7 @@ class FrameBatches:
             from connect_spark.columnar.plan import NEEDS_RECORD_PATH
 
             try:
-                put(self.plan.apply(raw).guarded)
+                put(self.plan.apply(raw, self._sample(ranges)).guarded)
                 self.one_pass_batches += 1
                 return
             except Exception as e:
@@ -98,7 +101,7 @@ class FrameBatches:
                  acknowledge: Callable[[], None]) -> None:
         """The checked way: persisted staged rows, fallback rows converted alone, survivors put beside."""
         rows = sum(end - start for start, end in ranges.values())
-        output = self.plan.apply(raw).persisted()
+        output = self.plan.apply(raw, self._sample(ranges)).persisted()
         try:
             fallback = output.fallback.toArrow()  # fills the cache: the batch's one read from Kafka
             if self.plan.reused_samples and fallback.num_rows > RELEARN_FALLBACK_SHARE * rows:
@@ -106,7 +109,7 @@ class FrameBatches:
                          "from this batch", fallback.num_rows, rows)
                 output.unpersist()
                 self.plan.forget_samples()
-                output = self.plan.apply(raw).persisted()
+                output = self.plan.apply(raw, self._sample(ranges)).persisted()
                 fallback = output.fallback.toArrow()
             self.checked_batches += 1
             self.fallback_rows += fallback.num_rows
@@ -121,6 +124,12 @@ class FrameBatches:
                 put(frame)
         finally:
             output.unpersist()
+
+    def _sample(self, ranges: Mapping[TopicPartition, tuple[int, int]]) -> "DataFrame | None":
+        """The batch's head read by the sampler when the plan will learn shapes from it, else ``None``."""
+        if self.sampler is None or not self.plan.needs_sample():
+            return None
+        return self.sampler.sample(ranges)
 
     def _beside(self, output: Any, survivors: list, raws: dict[tuple[str, int, int], RawRecord],
                 raw: "DataFrame") -> "DataFrame | None":

@@ -22,11 +22,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kafka import KafkaConsumer
+
+from connect_spark.runtime.batch_sample import BatchSampler
 from connect_spark.runtime.dataframe_mode import FrameBatches
-from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.driver_tasks import DriverTasks
+from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.processor import ProcessorSetup
 from connect_spark.runtime.task_loop import hand_over
+from connect_spark.storage.kafka_util import kafka_client_kwargs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -50,7 +54,14 @@ class DataFrameProcessor(DriverTasks):
         super().__init__(setup, setup.task_configs[:1])
         self.spark = setup.spark
         self.plan = compile_plan(setup.connector, setup.worker)
-        self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter)
+        # the first batch's shapes are learned from its head read with a Kafka client, not a Spark job
+        servers = setup.client_config.get("bootstrap.servers")
+        sampler = None
+        if self.plan is not None and servers:
+            client_kwargs = kafka_client_kwargs(setup.client_config, KafkaConsumer)
+            client_kwargs.setdefault("bootstrap_servers", servers)
+            sampler = BatchSampler(self.spark, client_kwargs)
+        self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter, sampler)
         self.batch_ranges = setup.batch_ranges
 
     @property

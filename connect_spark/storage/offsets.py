@@ -114,8 +114,9 @@ class OffsetStore(abc.ABC):
     ) -> None:
         """Commit offsets of ``connector``; ``None`` resets (forgets) that partition.
 
-        Called by the runner after the tasks' ``pre_commit`` returned, with what they returned, and by
-        ``PATCH``/``DELETE /connectors/{name}/offsets``. Synchronous: when it returns the offsets are
+        Called with what the tasks' ``pre_commit`` returned by the runner's
+        :class:`~connect_spark.storage.committer.OffsetCommitter` (its writer thread, one write at a time),
+        and by ``PATCH``/``DELETE /connectors/{name}/offsets``. Synchronous: when it returns the offsets are
         durable and a following :meth:`read` sees them. Partitions not named keep their offsets.
 
         Args:

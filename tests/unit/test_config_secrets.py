@@ -78,4 +78,26 @@ def test_masked():
 def test_masked_value_uses_config_def():
     cd = ConfigDef().define("dsn", Type.PASSWORD, None)
     assert masked_value("dsn", "postgres://u:p@h", cd) == "[hidden]"
-    assert masked_value("dsn", "postgres://u:p@h") == "postgres://u:p@h"
+    # not declared secret: the value is shown, but never the password inside it
+    assert masked_value("dsn", "postgres://u:p@h") == "postgres://u:[hidden]@h"
+    assert masked_value("dsn", "postgres://u@h") == "postgres://u@h"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("jdbc:postgresql://db:5432/shop?user=sink&password=s3cret&sslmode=require",
+         "jdbc:postgresql://db:5432/shop?user=sink&password=[hidden]&sslmode=require"),
+        ("jdbc:postgresql://db/shop?PASSWORD=s3cret", "jdbc:postgresql://db/shop?PASSWORD=[hidden]"),
+        ("jdbc:sqlserver://db;user=a;pwd=s3cret;databaseName=c", "jdbc:sqlserver://db;user=a;pwd=[hidden];databaseName=c"),
+        ("https://reader:s3cret@registry.example.com:8081/", "https://reader:[hidden]@registry.example.com:8081/"),
+        # a reference names where the secret lives: shown as it is
+        ("jdbc:postgresql://db/shop?password=${file:/etc/secrets:db.password}",
+         "jdbc:postgresql://db/shop?password=${file:/etc/secrets:db.password}"),
+        # nothing secret inside
+        ("http://registry:8081", "http://registry:8081"),
+        ("jdbc:postgresql://db:5432/shop?user=sink", "jdbc:postgresql://db:5432/shop?user=sink"),
+    ],
+)
+def test_passwords_inside_urls_are_hidden(value, shown):
+    assert masked({"connection.url": value}) == {"connection.url": shown}

@@ -183,7 +183,7 @@ class DeltaSinkTask(DataFrameSinkTask):
                 rows = fit_to_table(rows, table)
             try:
                 write_batch(spark, target, rows, key_columns(records, config), config,
-                            before, after, topic or "(all)")
+                            before, after, topic or "(all)", table)
             except BaseException:
                 # The commit may or may not have happened: read the table's offsets again before the retry.
                 self._stored.pop(target, None)

@@ -23,6 +23,7 @@ from connect_spark.connectors.delta.target import TableTarget
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ["write_batch", "compact", "SchemaMismatch"]
 
@@ -46,7 +47,8 @@ def _quoted(name: str) -> str:
 
 
 def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", keys: list[str],
-                config: DeltaSinkConfig, before: StoredOffsets, after: StoredOffsets, topic: str) -> None:
+                config: DeltaSinkConfig, before: StoredOffsets, after: StoredOffsets, topic: str,
+                table: "StructType | None" = None) -> None:
     """Write ``rows`` (from ``rows.table_rows``, already stripped of stored records) in one commit.
 
     Args:
@@ -56,16 +58,19 @@ def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", k
         before: the table's offsets before this write (carried by a schema-evolution commit).
         after: the offsets and sequence this commit records.
         topic: the records' topic, for error messages.
+        table: the table's schema when the caller knows it (the table then exists and is not looked up
+            again: a batch on the 1 s trigger is spared two reads of the Delta log).
 
     Raises:
         SchemaMismatch: a new field while ``auto.evolve=false``.
         ConnectException: ``partition.by`` names a column the records do not have.
     """
     columns = data_columns(rows)
-    exists = target.exists(spark)
+    exists = table is not None or target.exists(spark)
     new_columns: list[str] = []
     if exists:
-        table_columns = {c.lower() for c in target.table(spark).toDF().columns}
+        known = table.fieldNames() if table is not None else target.table(spark).toDF().columns
+        table_columns = {c.lower() for c in known}
         new_columns = [c for c in columns if c.lower() not in table_columns]
         if new_columns and not config.auto_evolve:
             raise SchemaMismatch(

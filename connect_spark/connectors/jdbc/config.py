@@ -26,6 +26,7 @@ from connect_spark.config.definition import (
     ValidList,
     ValidString,
 )
+from connect_spark.config.secrets import without_embedded_secrets
 
 __all__ = ["JDBC_SINK_CONFIG_DEF", "JdbcSinkConfig", "ConnectionSettings", "parse_jdbc_url", "redacted_url", "TOPIC_PLACEHOLDER",
            "KAFKA_PK_DEFAULT_NAMES"]
@@ -195,12 +196,9 @@ _QUERY_KEYWORDS = {
 }
 
 
-_URL_PASSWORD = re.compile(r"(?i)(password=)[^&]*")
-
-
 def redacted_url(url: str) -> str:
     """``url`` with the value of a ``password`` parameter replaced by ``[hidden]``."""
-    return _URL_PASSWORD.sub(r"\1[hidden]", url)
+    return without_embedded_secrets(url)
 
 
 def _url_error(reason: str, url: str) -> ConfigException:

@@ -1,0 +1,124 @@
+"""The head of a micro-batch, read on the driver with a Kafka client, for a plan that must learn its shapes.
+
+Called by :class:`connect_spark.runtime.dataframe_mode.FrameBatches` before it applies a vectorized plan
+that has not learned its JSON or Avro shapes yet (the first batch of a run, or a batch after
+:meth:`~connect_spark.columnar.plan.ColumnarPlan.forget_samples`). Learning them from the batch itself
+costs one or two small Spark jobs over Kafka (seconds on a cold session, which a scheduled
+``--available-now`` run pays every time); this reads the same kind of head with the connector's own
+consumer settings instead: up to :data:`SAMPLE_ROWS` records spread over the batch's partitions, from
+the start of each partition's range and never past its end. The rows come back as a small local
+DataFrame (Arrow, a local relation: Spark evaluates what the plan asks of it on the driver, no job).
+
+The sample only chooses the shape a batch is converted with; every row is still proved against it, so
+a sample that differs from the batch costs rows on the per-record path, never a wrong value. When
+Kafka does not answer in time (or at all) the caller gets ``None`` and the plan samples the batch with
+Spark, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pyarrow as pa
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.columnar.records import FRAME_HEADERS_TYPE
+from connect_spark.runtime.conversion import RAW_COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["BatchSampler", "RAW_ARROW_SCHEMA", "SAMPLE_ROWS"]
+
+log = logging.getLogger(__name__)
+
+#: How many records a sample holds at most (as many as the plan's own sample of a batch).
+SAMPLE_ROWS = 1000
+
+#: The raw batch's columns (``RAW_COLUMNS``) as Arrow types; Spark reads them as the Kafka source's types.
+RAW_ARROW_SCHEMA = pa.schema([
+    ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp_ms", pa.int64()),
+    ("timestamp_type", pa.int32()), ("key", pa.binary()), ("value", pa.binary()), ("headers", FRAME_HEADERS_TYPE),
+])
+assert tuple(RAW_ARROW_SCHEMA.names) == RAW_COLUMNS
+
+
+class BatchSampler:
+    """Reads batch heads for one connector (see the module docstring); a client per sample, closed after.
+
+    Args:
+        spark: the session the sample DataFrame is made in.
+        client_kwargs: kafka-python ``KafkaConsumer`` arguments (servers, security) of the connector.
+        timeout_s: how long one sample may take before the caller falls back to sampling with Spark.
+    """
+
+    def __init__(self, spark: "SparkSession", client_kwargs: Mapping[str, Any], timeout_s: float = 3.0) -> None:
+        self.spark = spark
+        self.client_kwargs = dict(client_kwargs)
+        self.timeout_s = timeout_s
+        #: samples read and samples given up on (Kafka did not answer in time), for tests and diagnostics
+        self.samples = 0
+        self.failures = 0
+
+    def sample(self, ranges: Mapping[TopicPartition, tuple[int, int]], rows: int = SAMPLE_ROWS) -> "DataFrame | None":
+        """Up to ``rows`` records of the batch covering ``ranges`` (first and next offset per partition), as a
+        DataFrame of ``RAW_COLUMNS``; ``None`` when they could not be read (the reason is logged)."""
+        wanted = {tp: (start, end) for tp, (start, end) in ranges.items() if end > start}
+        if not wanted:
+            return None
+        try:
+            table = self._read(wanted, rows)
+        except Exception as e:  # any client failure: the plan samples with Spark instead
+            self.failures += 1
+            log.info("Could not read the batch's head with a Kafka client (%s); sampling it with Spark", e)
+            return None
+        if table is None:
+            self.failures += 1
+            return None
+        self.samples += 1
+        return self.spark.createDataFrame(table)
+
+    def _read(self, wanted: Mapping[TopicPartition, tuple[int, int]], rows: int) -> pa.Table | None:
+        from kafka import KafkaConsumer
+        from kafka.structs import TopicPartition as KafkaTopicPartition
+
+        per_partition = max(1, math.ceil(rows / len(wanted)))
+        limits = {KafkaTopicPartition(tp.topic, tp.partition): (start, min(end, start + per_partition))
+                  for tp, (start, end) in sorted(wanted.items())}
+        consumer = KafkaConsumer(**{"client_id": "connect-spark-sample", **self.client_kwargs,
+                                    "group_id": None, "enable_auto_commit": False})
+        columns: dict[str, list[Any]] = {name: [] for name in RAW_COLUMNS}
+        try:
+            consumer.assign(list(limits))
+            for ktp, (start, _) in limits.items():
+                consumer.seek(ktp, start)
+            pending = set(limits)
+            deadline = time.monotonic() + self.timeout_s
+            while pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.info("The batch's head did not arrive within %.1f s; sampling it with Spark", self.timeout_s)
+                    return None
+                for ktp, records in consumer.poll(timeout_ms=int(min(left, 1.0) * 1000)).items():
+                    stop = limits[ktp][1]
+                    for r in records:
+                        if r.offset >= stop:
+                            break
+                        columns["topic"].append(r.topic)
+                        columns["partition"].append(r.partition)
+                        columns["offset"].append(r.offset)
+                        columns["timestamp_ms"].append(r.timestamp)
+                        columns["timestamp_type"].append(r.timestamp_type)
+                        columns["key"].append(r.key)
+                        columns["value"].append(r.value)
+                        columns["headers"].append([{"key": k, "value": v} for k, v in (r.headers or [])])
+                for ktp in list(pending):  # past the range's end (also over compacted gaps and markers)
+                    if consumer.position(ktp) >= limits[ktp][1]:
+                        pending.discard(ktp)
+                        consumer.pause(ktp)
+        finally:
+            consumer.close()
+        return pa.table(columns, schema=RAW_ARROW_SCHEMA)
