@@ -777,7 +777,7 @@ class ColumnarPlan:
             return PlanOutput(_staged(raw, _unconverted_columns(), F.lit(False), F.lit(True)),
                               None, None, None, None, self.header_converter)
         hoisted = [expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)]
-        source = raw.select("*", *hoisted) if hoisted else raw
+        parsed = raw.select("*", *hoisted) if hoisted else raw
         no_timestamp = ts.isNull() | (ts == -1)
         converted = [
             record.topic.alias("__topic"),
@@ -789,7 +789,7 @@ class ColumnarPlan:
             record.value.column.alias("__value"),
             record.headers.alias("__headers"),
         ]
-        return PlanOutput(_staged(source, converted, record.ok, record.keep), record.key.schema, record.value.schema,
+        return PlanOutput(_staged(parsed, converted, record.ok, record.keep), record.key.schema, record.value.schema,
                           record.key.null_schema, record.value.null_schema, self.header_converter)
 
 
