@@ -700,16 +700,21 @@ class ColumnarPlan:
     header_converter: HeaderConverter | None = None
     #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
     batch_fallback_reasons: list[str] = field(default_factory=list)
+    #: The staged projection and the frame's schemas built from the shapes learned last, reused while they
+    #: hold: building them again costs about a thousand round trips to the JVM per batch.
+    _built: "_BuiltProjection | None" = field(default=None, repr=False)
+    _last_reused: bool = field(default=False, repr=False)
 
     @property
     def reused_samples(self) -> bool:
         """True when the last :meth:`apply` reused a shape learned from an earlier batch."""
-        return self.key.reused or self.value.reused
+        return self._last_reused
 
     def forget_samples(self) -> None:
         """Make the next :meth:`apply` learn the batch's shapes from a sample again."""
         self.key.forget()
         self.value.forget()
+        self._built = None
 
     def needs_sample(self) -> bool:
         """True when the next :meth:`apply` learns a shape from a sample (see its ``sample`` argument)."""
@@ -730,6 +735,11 @@ class ColumnarPlan:
         """
         from pyspark.sql import functions as F
 
+        built = self._built
+        if built is not None and not self.needs_sample():
+            self._last_reused = built.learned
+            return PlanOutput(raw.select(*built.columns), *built.schemas, self.header_converter)
+        learns = self.needs_sample()
         source = raw if sample is None else sample
         try:
             key, key_ok = self.key.resolve(source, "key")
@@ -742,10 +752,12 @@ class ColumnarPlan:
             for step in self.steps:
                 record = step.run(record)
         except NotVectorizable as e:
+            self._built, self._last_reused = None, self.key.reused or self.value.reused
             self.batch_fallback_reasons.append(str(e))
             log.info("Batch not vectorizable (%s); every row takes the per-record path", e)
-            return PlanOutput(_staged(raw, _unconverted_columns(), F.lit(False), F.lit(True)),
+            return PlanOutput(raw.select(*_staged_columns(_unconverted_columns(), F.lit(False), F.lit(True))),
                               None, None, None, None, self.header_converter)
+        self._last_reused = self.key.reused or self.value.reused
         no_timestamp = ts.isNull() | (ts == -1)
         converted = [
             record.topic.alias("__topic"),
@@ -757,23 +769,36 @@ class ColumnarPlan:
             record.value.column.alias("__value"),
             record.headers.alias("__headers"),
         ]
-        return PlanOutput(_staged(raw, converted, record.ok, record.keep), record.key.schema, record.value.schema,
-                          record.key.null_schema, record.value.null_schema, self.header_converter)
+        schemas = (record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema)
+        columns = _staged_columns(converted, record.ok, record.keep)
+        # kept only when every shape is learned (a converter that samples each batch is not cached)
+        self._built = None if self.needs_sample() else _BuiltProjection(columns, schemas, learns or self._last_reused)
+        return PlanOutput(raw.select(*columns), *schemas, self.header_converter)
 
 
-def _staged(raw: "DataFrame", converted: list["Column"], ok: "Column", keep: "Column") -> "DataFrame":
-    """The raw columns (bytes only where ``ok`` is false), the converted record's columns and the row's
-    flags in one projection."""
+@dataclass(frozen=True)
+class _BuiltProjection:
+    """What :meth:`ColumnarPlan.apply` built from learned shapes: the staged projection's columns (unbound
+    expressions, valid over any raw batch), the frame's schemas, and whether a shape was learned from data."""
+
+    columns: list["Column"]
+    schemas: tuple[Schema | None, Schema | None, Schema | None, Schema | None]
+    learned: bool
+
+
+def _staged_columns(converted: list["Column"], ok: "Column", keep: "Column") -> list["Column"]:
+    """The staged projection: the raw columns (bytes only where ``ok`` is false), the converted record's
+    columns and the row's flags."""
     from pyspark.sql import functions as F
 
     # the raw bytes are kept for the rows that fall back only (the frame reads the converted columns)
     raw_kept = [c if c in _COORDINATES else F.when(ok, F.lit(None)).otherwise(F.col(c)).alias(c) for c in RAW_COLUMNS]
-    return raw.select(
+    return [
         *raw_kept, *converted, ok.alias(_OK), keep.alias(_KEEP),
         # nondeterministic, so the optimizer keeps the filters of ``good``/``fallback`` above this
         # projection instead of re-inlining its expensive expressions (JSON parsing) into them
         F.spark_partition_id().alias(_BARRIER),
-    )
+    ]
 
 
 def _unconverted_columns() -> list["Column"]:
