@@ -20,8 +20,11 @@ Consumed offsets are *not* part of the output: the runtime computes them from th
 (:func:`consumed_offsets`, ``max(offset) + 1`` per topic-partition), which covers rows dropped by a
 ``Filter`` as well as good and fallback rows.
 
-Data-dependent pieces (a JsonConverter's shape or schema) are resolved per batch from a sample of
-its first ``SAMPLE_ROWS`` rows (one small job each); rows that differ fall back. Every JSON value is
+Data-dependent pieces (a JsonConverter's shape or schema, an Avro writer schema) are learned from a
+sample: rows the caller read itself (``apply(raw, sample)``, the runtime's driver-side read of the batch's
+head) or else the batch's first ``SAMPLE_ROWS`` rows (one small job each). What was learned, and the
+projection built from it, is reused by the next batches until :meth:`ColumnarPlan.forget_samples`; rows
+that differ fall back. Every JSON value is
 parsed once per row: the split projection carries a nondeterministic column the filters read, so
 Spark cannot re-inline the parse into them. Callers should persist the raw batch first when it is
 read more than once (good and fallback each read it). Only the Spark entry point is implemented (no ``apply_arrow``).
