@@ -20,8 +20,11 @@ Consumed offsets are *not* part of the output: the runtime computes them from th
 (:func:`consumed_offsets`, ``max(offset) + 1`` per topic-partition), which covers rows dropped by a
 ``Filter`` as well as good and fallback rows.
 
-Data-dependent pieces (a JsonConverter's shape or schema) are resolved per batch from a sample of
-its first ``SAMPLE_ROWS`` rows (one small job each); rows that differ fall back. Every JSON value is
+Data-dependent pieces (a JsonConverter's shape or schema, an Avro writer schema) are learned from a
+sample: rows the caller read itself (``apply(raw, sample)``, the runtime's driver-side read of the batch's
+head) or else the batch's first ``SAMPLE_ROWS`` rows (one small job each). What was learned, and the
+projection built from it, is reused by the next batches until :meth:`ColumnarPlan.forget_samples`; rows
+that differ fall back. Every JSON value is
 parsed once per row: the split projection carries a nondeterministic column the filters read, so
 Spark cannot re-inline the parse into them. Callers should persist the raw batch first when it is
 read more than once (good and fallback each read it). Only the Spark entry point is implemented (no ``apply_arrow``).
@@ -161,19 +164,19 @@ class _ColumnConverter:
         ``name``); ``raw`` (the batch, or a sample of it) is read only to learn a shape, in one small action."""
         raise NotImplementedError
 
-    def _hoist(self, name: str, expression: "Column") -> "Column":
-        """``expression`` computed in its own projection column ``name`` (see :attr:`hoisted`)."""
-        from pyspark.sql import functions as F
-
-        self.hoisted = (*self.hoisted, (name, expression))
-        return F.col(name)
-
     def forget(self) -> None:
         """Drop what was learned from earlier batches; the next ``resolve`` samples again."""
 
     def needs_sample(self) -> bool:
         """True when the next ``resolve`` reads a sample (it has learned nothing yet, or forgot it)."""
         return False
+
+    def _hoist(self, name: str, expression: "Column") -> "Column":
+        """``expression`` computed in its own projection column ``name`` (see :attr:`hoisted`)."""
+        from pyspark.sql import functions as F
+
+        self.hoisted = (*self.hoisted, (name, expression))
+        return F.col(name)
 
 
 class _ByteArray(_ColumnConverter):
@@ -730,16 +733,21 @@ class ColumnarPlan:
     header_converter: HeaderConverter | None = None
     #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
     batch_fallback_reasons: list[str] = field(default_factory=list)
+    #: The staged projection and the frame's schemas built from the shapes learned last, reused while they
+    #: hold: building them again costs about a thousand round trips to the JVM per batch.
+    _built: "_BuiltProjection | None" = field(default=None, repr=False)
+    _last_reused: bool = field(default=False, repr=False)
 
     @property
     def reused_samples(self) -> bool:
         """True when the last :meth:`apply` reused a shape learned from an earlier batch."""
-        return self.key.reused or self.value.reused
+        return self._last_reused
 
     def forget_samples(self) -> None:
         """Make the next :meth:`apply` learn the batch's shapes from a sample again."""
         self.key.forget()
         self.value.forget()
+        self._built = None
 
     def needs_sample(self) -> bool:
         """True when the next :meth:`apply` learns a shape from a sample (see its ``sample`` argument)."""
@@ -760,6 +768,11 @@ class ColumnarPlan:
         """
         from pyspark.sql import functions as F
 
+        built = self._built
+        if built is not None and not self.needs_sample():
+            self._last_reused = built.learned
+            return PlanOutput(_project(raw, built.stages), *built.schemas, self.header_converter)
+        learns = self.needs_sample()
         source = raw if sample is None else sample
         try:
             key, key_ok = self.key.resolve(source, "key")
@@ -772,12 +785,12 @@ class ColumnarPlan:
             for step in self.steps:
                 record = step.run(record)
         except NotVectorizable as e:
+            self._built, self._last_reused = None, self.key.reused or self.value.reused
             self.batch_fallback_reasons.append(str(e))
             log.info("Batch not vectorizable (%s); every row takes the per-record path", e)
-            return PlanOutput(_staged(raw, _unconverted_columns(), F.lit(False), F.lit(True)),
+            return PlanOutput(_project(raw, _staged_stages(_unconverted_columns(), F.lit(False), F.lit(True), [])),
                               None, None, None, None, self.header_converter)
-        hoisted = [expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)]
-        parsed = raw.select("*", *hoisted) if hoisted else raw
+        self._last_reused = self.key.reused or self.value.reused
         no_timestamp = ts.isNull() | (ts == -1)
         converted = [
             record.topic.alias("__topic"),
@@ -789,27 +802,50 @@ class ColumnarPlan:
             record.value.column.alias("__value"),
             record.headers.alias("__headers"),
         ]
-        return PlanOutput(_staged(parsed, converted, record.ok, record.keep), record.key.schema, record.value.schema,
-                          record.key.null_schema, record.value.null_schema, self.header_converter)
+        schemas = (record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema)
+        hoisted = [expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)]
+        stages = _staged_stages(converted, record.ok, record.keep, hoisted)
+        # kept only when every shape is learned (a converter that samples each batch is not cached)
+        self._built = None if self.needs_sample() else _BuiltProjection(stages, schemas, learns or self._last_reused)
+        return PlanOutput(_project(raw, stages), *schemas, self.header_converter)
 
 
-def _staged(raw: "DataFrame", converted: list["Column"], ok: "Column", keep: "Column") -> "DataFrame":
-    """The raw columns (bytes only where ``ok`` is false), the converted record's columns and the row's
-    flags in one projection."""
+@dataclass(frozen=True)
+class _BuiltProjection:
+    """What :meth:`ColumnarPlan.apply` built from learned shapes: the staged projection's stages (columns of
+    unbound expressions, valid over any raw batch), the frame's schemas, and whether a shape was learned from data."""
+
+    stages: list[list["Column"]]
+    schemas: tuple[Schema | None, Schema | None, Schema | None, Schema | None]
+    learned: bool
+
+
+def _project(raw: "DataFrame", stages: list[list["Column"]]) -> "DataFrame":
+    """``raw`` through the staged projection's stages, one ``select`` each."""
+    for columns in stages:
+        raw = raw.select(*columns)
+    return raw
+
+
+def _staged_stages(converted: list["Column"], ok: "Column", keep: "Column",
+                   hoisted: list["Column"]) -> list[list["Column"]]:
+    """The staged projection: the raw columns (bytes only where ``ok`` is false), the converted record's
+    columns and the row's flags; below it, in projections of their own, the converters' hoisted parses and the
+    ok flag (every later reference reads the column: Spark does not share a subexpression sitting in
+    conditional branches, so each reference would parse or check the row again)."""
     from pyspark.sql import functions as F
 
-    # the ok flag in its own projection: the raw columns below read it too, and Spark would otherwise
-    # evaluate the whole check (a JSON re-serialization) once per reference
-    flagged = raw.select("*", ok.alias(_OK))
+    stages = [[F.col("*"), *hoisted]] if hoisted else []
+    stages.append([F.col("*"), ok.alias(_OK)])
     # the raw bytes are kept for the rows that fall back only (the frame reads the converted columns)
     raw_kept = [c if c in _COORDINATES else F.when(F.col(_OK), F.lit(None)).otherwise(F.col(c)).alias(c)
                 for c in RAW_COLUMNS]
-    return flagged.select(
+    return stages + [[
         *raw_kept, *converted, F.col(_OK), keep.alias(_KEEP),
         # nondeterministic, so the optimizer keeps the filters of ``good``/``fallback`` above this
         # projection instead of re-inlining its expensive expressions (JSON parsing) into them
         F.spark_partition_id().alias(_BARRIER),
-    )
+    ]
 
 
 def _unconverted_columns() -> list["Column"]:
