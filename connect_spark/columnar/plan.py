@@ -845,7 +845,7 @@ def _staged_stages(converted: list["Column"], ok: "Column", keep: "Column",
         # nondeterministic, so the optimizer keeps the filters of ``good``/``fallback`` above this
         # projection instead of re-inlining its expensive expressions (JSON parsing) into them
         F.spark_partition_id().alias(_BARRIER),
-    ]
+    ]]
 
 
 def _unconverted_columns() -> list["Column"]:
