@@ -117,35 +117,38 @@ def unusable_key(frame: "DataFrame", config: DeltaSinkConfig) -> Column | None:
     return F.when(checked, reason)
 
 
-def _table_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[tuple[str, Column]]:
-    """The table's columns as (name, expression over the frame), in table order."""
-    columns: list[tuple[str, Column]] = []
+def _table_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[tuple[str, Column, DataType]]:
+    """The table's columns as (name, expression over the frame, its type), in table order; the types come
+    from the frame's schema, so asking for them runs no analysis."""
+    schema = frame.schema
+    columns: list[tuple[str, Column, DataType]] = []
     taken: set[str] = set()
     if config.pk_mode == "record_key":
-        key_type = frame.schema["key"].dataType
+        key_type = schema["key"].dataType
         names = key_columns(frame, config)
         if isinstance(key_type, StructType):
-            columns += [(n, F.col("key").getField(n)) for n in names]
+            columns += [(n, F.col("key").getField(n), key_type[n].dataType) for n in names]
         else:
-            columns.append((names[0], F.col("key")))
+            columns.append((names[0], F.col("key"), key_type))
         taken.update(names)
-    value_type = frame.schema["value"].dataType
+    value_type = schema["value"].dataType
     if isinstance(value_type, StructType):
-        columns += [(f.name, F.col("value").getField(f.name)) for f in value_type.fields if f.name not in taken]
+        columns += [(f.name, F.col("value").getField(f.name), f.dataType) for f in value_type.fields
+                    if f.name not in taken]
         taken.update(f.name for f in value_type.fields)
     elif "value" not in taken:
-        columns.append(("value", F.col("value")))
+        columns.append(("value", F.col("value"), value_type))
         taken.add("value")
     for source, name in config.coordinate_columns.items():
         if name in taken:
             raise ConnectException(f"delta.column.{source}={name} clashes with a record field of the same name")
-        columns.append((name, F.col(source)))
+        columns.append((name, F.col(source), schema[source].dataType))
     return columns
 
 
 def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":
     """The frame as table columns plus the helper columns (see the module docstring)."""
-    columns = [c.alias(name) for name, c in _table_columns(frame, config)]
+    columns = [c.alias(name) for name, c, _ in _table_columns(frame, config)]
     columns.append(F.col("value").isNull().alias(TOMBSTONE))
     columns.append(F.col("original_offset").alias(ORDER))
     return frame.select(*columns)
@@ -180,14 +183,12 @@ def table_type_misfits(frame: "DataFrame", config: DeltaSinkConfig, table: Struc
     record error, never a silent cast or a failed commit.
     """
     table_types = {f.name.lower(): f.dataType for f in table.fields}
-    columns = _table_columns(frame, config)
-    types = frame.select(*[c.alias(f"c{i}") for i, (_, c) in enumerate(columns)]).schema.fields
     reason: Column | None = None
-    for (name, column), field in zip(columns, types):
+    for name, column, column_type in _table_columns(frame, config):
         target = table_types.get(name.lower())
-        if target is None or not _mismatched(field.dataType, target):
+        if target is None or not _mismatched(column_type, target):
             continue
-        if _fractions_into_integers(field.dataType, target):
+        if _fractions_into_integers(column_type, target):
             # a schemaless batch holding one fraction types the whole field double: its whole numbers
             # still go into the integer column, the fractions (and numbers beyond it) do not
             bound = float(2 ** (8 * {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}[type(target)] - 1))
@@ -197,7 +198,7 @@ def table_type_misfits(frame: "DataFrame", config: DeltaSinkConfig, table: Struc
                     f"({target.simpleString()})")
         else:
             refused = column.isNotNull()
-            text = (f"field '{name}' is a {field.dataType.simpleString()} where the Delta table's column is "
+            text = (f"field '{name}' is a {column_type.simpleString()} where the Delta table's column is "
                     f"{target.simpleString()}")
         reason = F.when(refused, F.lit(text)) if reason is None else reason.when(refused, F.lit(text))
     return reason
