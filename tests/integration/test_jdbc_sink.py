@@ -6,7 +6,8 @@
   all the others are in the table, and the task keeps going;
 * the CLI killed with SIGKILL five times while records flow in insert mode, the database restarted under the
   running connector in one of the runs: the table holds exactly the produced rows, none twice, and the
-  committed offsets (Kafka's and the database's) reach the end.
+  committed offsets (Kafka's and the database's) reach the end;
+* driver mode: the sink gets frames built from records, carrying their Connect schemas (NOT NULL key column).
 """
 
 from __future__ import annotations
@@ -215,3 +216,21 @@ def test_kill_minus_nine_five_times_and_a_database_restart_lose_nothing_and_writ
     assert committed_offsets(worker, table) == ends
     stored = _sql(postgres, "SELECT topic, kafka_partition, next_offset FROM connect_offsets WHERE connector = %s", table)
     assert {TopicPartition(t, p): o for t, p, o in stored} == ends
+
+
+def test_driver_mode_writes_from_frames_built_from_records(spark, bootstrap_servers, postgres, topic_name, work_dir):
+    """In driver mode the sink (an ArrowSinkTask) gets frames built from records, with their Connect schemas."""
+    create_topic(bootstrap_servers, topic_name, 2)
+    records = [(k % 2, _key(k), None if k % 10 == 9 else _value(k, k), []) for k in range(60)]
+    produce(bootstrap_servers, topic_name, records)
+    table = topic_name.replace("-", "_")[:50] + "_drv"
+    connector = _connector(table, topic_name, postgres, insert_mode="upsert", pk_mode="record_key",
+                           delete_enabled="true")
+    worker = worker_properties(bootstrap_servers, work_dir, key_converter=_JSON, value_converter=_JSON,
+                               task_execution_mode="driver")
+    assert run_standalone(dict(worker), [connector], available_now=True, spark=spark) == 0
+    assert dict(_sql(postgres, f'SELECT id, qty FROM "{table}"')) == {k: k for k in range(60) if k % 10 != 9}
+    columns = _sql(postgres, "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+                             "WHERE table_name = %s ORDER BY ordinal_position", table)
+    assert columns == [("id", "bigint", "NO"), ("name", "text", "YES"), ("qty", "integer", "YES"),
+                       ("at", "timestamp without time zone", "YES")]
