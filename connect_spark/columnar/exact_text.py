@@ -6,17 +6,13 @@ per-record :class:`~connect_spark.converters.json.JsonConverter` builds, because
 lets through text where the two readers cannot differ:
 
 * the object's keys, in the shape's order, each once, spelled without escapes; no whitespace;
-* strings without escapes, control characters or U+FFFD (their characters are the value's);
+* strings without escapes or control characters (their characters are the value's; UTF-8 validity is
+  checked apart);
 * integers of at most 18 digits where the shape has BIGINT (they fit a long either way);
 * fractions without exponent where the shape has a fraction type, never a negative zero (``-0.0``
   reads as ``0.0`` per record, as Kafka reads numbers as ``BigDecimal``, but as ``-0.0`` in Spark);
   trailing zeros are fine (``12.40`` reads as 12.4 in both);
 * ``true``/``false`` where the shape has BOOLEAN, ``null`` where it has only nulls (VOID).
-
-The text is matched as Spark hands it to the expression: decoded from UTF-8 with every malformed
-sequence read as U+FFFD, the replacement character. The expression admits no U+FFFD anywhere (not in
-strings, not in keys), so a row that matches is valid UTF-8, and the caller needs no other UTF-8 check
-for it. (A row that really holds U+FFFD is refused and takes the general check.)
 
 Rows the expression refuses are not wrong: the plan checks them the general way (their variant shape).
 Checking a row's text this way costs one regular-expression match, less than re-serializing the parsed
@@ -29,7 +25,7 @@ from typing import Any
 
 __all__ = ["shape_regex"]
 
-_STRING = r'"[^"\\\x00-\x1f\uFFFD]*"'
+_STRING = r'"[^"\\\x00-\x1f]*"'
 _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
 # a fraction with at most 300 integer digits (beyond, both readers overflow differently), not -0.0...
 _FRACTION = r"(?:-?[1-9][0-9]{0,299}\.[0-9]+|0\.[0-9]+|-0\.[0-9]*[1-9][0-9]*)"
@@ -38,8 +34,8 @@ _NULL = "null"
 
 
 def _literal(name: str) -> str | None:
-    """``name`` as a Java regex literal, or ``None`` when JSON would have to escape it (or it holds U+FFFD)."""
-    if any(c in '"\\\ufffd' or ord(c) < 0x20 for c in name):
+    """``name`` as a Java regex literal, or ``None`` when JSON would have to escape it."""
+    if any(c in '"\\' or ord(c) < 0x20 for c in name):
         return None
     return "".join("\\" + c if c.isascii() and not c.isalnum() and c != "_" else c for c in name)
 

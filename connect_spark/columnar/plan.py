@@ -358,8 +358,6 @@ class _SchemalessJson(_ColumnConverter):
         regex = shape_regex(text_order, variant_schema.parse(candidate))
         if regex is not None:  # the cheap proof: the text itself says the parse is exact
             fast_ok = F.coalesce(text.rlike(regex), F.lit(False))
-            # a row the expression matches is valid UTF-8 (see exact_text): only the others are checked
-            ok = empty | fast_ok | (utf8 & general_ok)
         else:  # arrays, keys with escapes: the parsed row must print back as its own text
             # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
             # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
@@ -367,7 +365,9 @@ class _SchemalessJson(_ColumnConverter):
             written = F.to_json(fast, {"ignoreNullFields": "false"})
             same_text = (written == text) | (written == _without_trailing_zeros(text))
             fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
-            ok = empty | (utf8 & (fast_ok | general_ok))
+        # the UTF-8 check stays apart: keeping U+FFFD (what Spark reads malformed UTF-8 as) out of the regular
+        # expression's string class instead made the match three times slower (2.2 -> 6.7 µs a row, Java regex)
+        ok = empty | (utf8 & (fast_ok | general_ok))
         column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
         return Part(column, None, None, spark_type), ok
 

@@ -520,8 +520,8 @@ def _text_proof_batch() -> list[tuple]:
         '{"id":7,"a.b":"z","x+y":1.5,"ok":true,"$n":null,"in":{"q":0,"r":"s"}}',
     ]
     rows = [text.encode() for text in texts]
-    # bytes that are not UTF-8 inside a string the expression would otherwise match (Spark reads each
-    # malformed sequence as U+FFFD, which the expression refuses), and a real U+FFFD (valid UTF-8)
+    # bytes that are not UTF-8 inside a string the expression matches (Spark reads each malformed sequence as
+    # U+FFFD, so only the UTF-8 check refuses them), and a real U+FFFD (valid UTF-8)
     for inside in (b"\xff", b"ab\xc3", b"\xed\xa0\x80", b"\xc0\xaf", b"\xef\xbf\xbd"):
         rows.append((good % ("7", "@", "1.5", "true", "0")).encode().replace(b"@", inside))
     return [_raw(i, value) for i, value in enumerate(rows)]

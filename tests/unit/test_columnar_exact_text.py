@@ -74,15 +74,3 @@ def test_keys_json_must_escape_have_no_text_proof():
     spark_type = T.StructType([T.StructField('a"b', T.LongType())])
     assert shape_regex(spark_type, ("OBJECT", [('a"b', ("BIGINT", None))])) is None
 
-
-@pytest.mark.parametrize("text", [
-    '{"id":1,"name":"a\ufffdb","price":1.5,"ok":true,"gone":null}',   # U+FFFD: how Spark reads bytes that are not UTF-8
-    '{"id":1,"name":"\ufffd","price":1.5,"ok":true,"gone":null}',
-])
-def test_the_replacement_character_is_refused(text):
-    assert not _matcher(FLAT)(text)
-
-
-def test_a_key_holding_the_replacement_character_gets_no_expression():
-    shape = parse("OBJECT<`a\ufffd`: BIGINT>")
-    assert shape_regex(to_spark(shape), shape) is None
