@@ -108,6 +108,9 @@ class AvroColumns:
     condition under which a row converts exactly, :meth:`forget` drops the schema learned from a sample.
     """
 
+    #: nothing computed in a projection of its own before the staged one (see the plan's converters)
+    hoisted: tuple = ()
+
     def __init__(self, converter: AvroConverter) -> None:
         self.converter = converter
         self.reused = False
