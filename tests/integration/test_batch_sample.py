@@ -8,6 +8,7 @@ has learned nothing yet, runs no Spark job besides the write.
 from __future__ import annotations
 
 import json
+import uuid
 
 from kafka import KafkaConsumer
 
@@ -84,12 +85,13 @@ def test_the_first_batch_learns_its_shape_without_a_spark_job(spark, bootstrap_s
     raw = raw_columns(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
                       .option("subscribe", topic_name).load())
     ranges = {tp: (0, 20) for tp in tps}
-    spark.sparkContext.setJobGroup("sampled-first-batch", "the first batch")
+    group = f"sampled-first-batch-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
+    spark.sparkContext.setJobGroup(group, "the first batch")
     try:
         frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, 0, ranges), task.writes_atomically())
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup("sampled-first-batch")
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
     assert sampler.samples == 1
     assert (frames.one_pass_batches, frames.checked_batches) == (1, 0)  # the shape fitted every row
     assert len(jobs) <= plain_jobs, f"more than a plain write's jobs: {jobs}"

@@ -9,6 +9,7 @@ try and is written once, those rows converted per record beside the others.
 from __future__ import annotations
 
 import json
+import uuid
 
 from delta.tables import DeltaTable
 
@@ -46,7 +47,7 @@ def _setup(spark, tmp_path):
 def _deliver(spark, frames, task, rows, batch_id, extra_end: int = 0):
     raw = spark.createDataFrame(rows, RAW_DDL)
     ranges = {tp: (start, end + extra_end) for tp, (start, end) in batch_offset_ranges(raw).items()}
-    group = f"one-pass-{batch_id}"
+    group = f"one-pass-{batch_id}-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
     spark.sparkContext.setJobGroup(group, "a frame batch")
     try:
         frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, batch_id, ranges),
@@ -66,12 +67,13 @@ def _plain_delta_write_jobs(spark, tmp_path) -> int:
          .option("txnAppId", "plain").option("txnVersion", str(version)).save(path))
 
     append(1)
-    spark.sparkContext.setJobGroup("plain-delta", "a plain append")
+    group = f"plain-delta-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
+    spark.sparkContext.setJobGroup(group, "a plain append")
     try:
         append(2)
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup("plain-delta"))
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
 def _history(spark, path):
