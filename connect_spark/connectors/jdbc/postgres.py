@@ -137,21 +137,20 @@ class PostgresDialect(DatabaseDialect):
     # -- DDL ---------------------------------------------------------------------------------
 
     def table_columns(self, conn: psycopg.Connection, table: TableId) -> dict[str, str] | None:
+        # One statement, so one snapshot: looking the table up and reading its columns in two statements let a
+        # task see no columns and then the table, when another task's CREATE TABLE committed in between.
         name = self.column_name(table.name)
         schema = self.column_name(table.schema) if table.schema else None
-        query = ("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                 "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-                 "WHERE c.relname = %s AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped "
-                 + ("AND n.nspname = %s " if schema else "AND n.oid = ANY (current_schemas(false)::regnamespace[]) ")
+        query = ("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_class c "
+                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                 "LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND c.relkind IN ('r', 'p') AND a.attnum > 0 "
+                 "AND NOT a.attisdropped WHERE c.relname = %s "
+                 + ("AND n.nspname = %s " if schema else "AND pg_table_is_visible(c.oid) ")
                  + "ORDER BY a.attnum")
         rows = conn.execute(query, [name, schema] if schema else [name]).fetchall()
         if not rows:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = %s "
-                + ("AND n.nspname = %s" if schema else "AND pg_table_is_visible(c.oid)"),
-                [name, schema] if schema else [name]).fetchone()
-            return {} if exists else None
-        return {r[0]: r[1] for r in rows}
+            return None
+        return {r[0]: r[1] for r in rows if r[0] is not None}
 
     def create_table(self, conn: psycopg.Connection, table: TableId, columns: Sequence[Column]) -> None:
         definitions = [
