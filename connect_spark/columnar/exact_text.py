@@ -17,13 +17,22 @@ lets through text where the two readers cannot differ:
 Rows the expression refuses are not wrong: the plan checks them the general way (their variant shape).
 Checking a row's text this way costs one regular-expression match, less than re-serializing the parsed
 row and comparing (``jobs/bench_exactness.py`` measures both).
+
+:func:`payload_regex` is the same proof for the envelope converter (``schemas.enable=true``): the payload
+of a declared Connect schema, its struct fields in the schema's order, with the per-type tokens above
+(integers short enough for their declared width, fractions or short integers for FLOAT64) or ``null``
+in any field (the plan's guard refuses nulls the schema does not allow), and JSON whitespace
+(space, tab, line feed, carriage return: the only whitespace either reader accepts) around every token.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["shape_regex"]
+from connect_spark.api.data import Schema, Type
+from connect_spark.api.data.schema import DECIMAL_LOGICAL_NAME
+
+__all__ = ["payload_regex", "shape_regex"]
 
 _STRING = r'"[^"\\\x00-\x1f]*"'
 _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
@@ -31,6 +40,13 @@ _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
 _FRACTION = r"(?:-?[1-9][0-9]{0,299}\.[0-9]+|0\.[0-9]+|-0\.[0-9]*[1-9][0-9]*)"
 _BOOLEAN = "(?:true|false)"
 _NULL = "null"
+#: JSON's whitespace, the same four characters for Jackson (Spark) and Python's json module
+_SPACE = "[ \\t\\n\\r]*"
+#: integers of at most this many digits fit the Connect type whatever the reader (99, 9999, 999999999, ...)
+_INTEGER_DIGITS = {"INT8": 2, "INT16": 4, "INT32": 9, "INT64": 18}
+#: FLOAT64 also reads integers: up to 15 digits they are exact doubles either way (no ``-0``: reads as 0.0
+#: per record, as Kafka reads numbers as BigDecimal)
+_DOUBLE = f"(?:{_FRACTION}|0|-?[1-9][0-9]{{0,14}})"
 
 
 def _literal(name: str) -> str | None:
@@ -93,3 +109,41 @@ def _object(spark_type: Any, shape: tuple[str, Any]) -> str | None:
             return None
         parts.append(f'"{key}":{value}')
     return r"\{" + ",".join(parts) + r"\}"
+
+
+def payload_regex(schema: Schema) -> str | None:
+    """The anchored expression for JSON payloads of ``schema`` (a Connect STRUCT schema) as the envelope
+    converter reads them, or ``None`` when the schema has a part it does not cover (arrays, maps, FLOAT32,
+    Decimal, field names that JSON escapes)."""
+    if schema.type is not Type.STRUCT:
+        return None
+    body = _payload_value(schema)
+    return None if body is None else "^" + _SPACE + body + _SPACE + r"\z"
+
+
+def _payload_value(schema: Schema) -> str | None:
+    """One value of ``schema`` (or ``null``) as a JSON token, without the whitespace around it."""
+    kind = schema.type.name
+    if schema.name == DECIMAL_LOGICAL_NAME:
+        return None
+    if kind in _INTEGER_DIGITS:
+        token = f"-?(?:0|[1-9][0-9]{{0,{_INTEGER_DIGITS[kind] - 1}}})"
+    elif schema.type is Type.FLOAT64:
+        token = _DOUBLE
+    elif schema.type in (Type.STRING, Type.BYTES):  # bytes: base64 text, checked canonical by the plan's guard
+        token = _STRING
+    elif schema.type is Type.BOOLEAN:
+        token = _BOOLEAN
+    elif schema.type is Type.STRUCT:
+        parts = []
+        for f in schema.fields:
+            key = _literal(f.name)
+            value = _payload_value(f.schema)
+            if key is None or value is None:
+                return None
+            parts.append(f'"{key}"{_SPACE}:{_SPACE}{value}')
+        inside = f"{_SPACE},{_SPACE}".join(parts) + _SPACE if parts else ""
+        token = r"\{" + _SPACE + inside + r"\}"
+    else:
+        return None
+    return f"(?:{_NULL}|{token})"

@@ -1,4 +1,4 @@
-"""The text proof's regular expressions (connect_spark.columnar.exact_text), read with Python's re module.
+"""The text proofs' regular expressions (connect_spark.columnar.exact_text), read with Python's re module.
 
 Java's and Python's syntax agree on everything the expressions use but the end anchor (``\\z``).
 """
@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from connect_spark.columnar.exact_text import shape_regex
+from connect_spark.columnar.exact_text import payload_regex, shape_regex
 from connect_spark.columnar.variant_schema import parse, to_spark
+from connect_spark.converters.json import JsonConverter
 
 
 def _matcher(shape_text: str):
@@ -74,3 +75,80 @@ def test_keys_json_must_escape_have_no_text_proof():
     spark_type = T.StructType([T.StructField('a"b', T.LongType())])
     assert shape_regex(spark_type, ("OBJECT", [('a"b', ("BIGINT", None))])) is None
 
+
+
+# --- the envelope payload's expression (payload_regex), from a Connect schema ---------------------
+
+ENVELOPE_SCHEMA = {"type": "struct", "optional": False, "fields": [
+    {"field": "id", "type": "int64", "optional": False},
+    {"field": "n", "type": "int32", "optional": True},
+    {"field": "s", "type": "int8", "optional": True},
+    {"field": "x", "type": "double", "optional": True},
+    {"field": "t", "type": "string", "optional": True},
+    {"field": "b", "type": "boolean", "optional": True},
+    {"field": "in", "type": "struct", "optional": True, "fields": [{"field": "q", "type": "int16", "optional": True}]},
+]}
+
+
+def _payload_matcher(schema_json):
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    regex = payload_regex(converter.as_connect_schema(schema_json))
+    assert regex is not None
+    return re.compile(regex.replace(r"\z", r"\Z")).search
+
+
+@pytest.mark.parametrize("text", [
+    '{"id":1,"n":2,"s":-99,"x":0.37,"t":"a","b":true,"in":{"q":9999}}',
+    '{"id":-123456789012345678,"n":999999999,"s":0,"x":5,"t":"é€","b":false,"in":null}',
+    '{"id":1,"n":null,"s":null,"x":null,"t":null,"b":null,"in":{"q":null}}',
+    '{"id":null,"n":2,"s":1,"x":12.40,"t":"","b":true,"in":{"q":1}}',
+    ' {"id": 1, "n": 2, "s": 3,\n "x": 1.5, "t": "a", "b": true, "in": {"q": 1}} ',   # JSON spacing
+    '{\t"id"\r:1,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":{ "q" : 1 }}',
+    'null',
+])
+def test_payloads_both_readers_read_alike_match(text):
+    assert _payload_matcher(ENVELOPE_SCHEMA)(text)
+
+
+@pytest.mark.parametrize("text", [
+    '{"id":1.0,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null}',            # a fraction where int64 is declared
+    '{"id":1e2,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null}',            # exponent
+    '{"id":1,"n":2,"s":3,"x":1e2,"t":"a","b":true,"in":null}',
+    '{"id":1,"n":2,"s":3,"x":-0.0,"t":"a","b":true,"in":null}',             # negative zero
+    '{"id":1,"n":2,"s":3,"x":-0,"t":"a","b":true,"in":null}',
+    '{"id":1,"n":2,"s":3,"x":1234567890123456,"t":"a","b":true,"in":null}',  # 16-digit integer for a double
+    '{"id":1,"n":1234567890,"s":3,"x":1.5,"t":"a","b":true,"in":null}',     # 10 digits for int32
+    '{"id":1,"n":2,"s":100,"x":1.5,"t":"a","b":true,"in":null}',            # 3 digits for int8
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\\"b","b":true,"in":null}',          # escape
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"\\u00e9","b":true,"in":null}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\u0001","b":true,"in":null}',        # raw control character
+    '{"id":1,"id":2,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null}',       # duplicate key
+    '{"n":2,"id":1,"s":3,"x":1.5,"t":"a","b":true,"in":null}',              # key order
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a","b":true}',                        # missing key
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null,"z":1}',        # extra key
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":5,"b":true,"in":null}',                # a number for a string
+    '{"id":1,"n":"2","s":3,"x":1.5,"t":"a","b":true,"in":null}',            # a string for an int
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a","b":"true","in":null}',
+    '{"id":1,"n":2,"s":3,"x":NaN,"t":"a","b":true,"in":null}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":\'a\',"b":true,"in":null}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":{"q":1,"q":2}}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":[1]}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null}}',
+    '{"id":1,\u00a0"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null}',        # not JSON whitespace
+])
+def test_payloads_the_readers_may_read_apart_do_not_match(text):
+    assert not _payload_matcher(ENVELOPE_SCHEMA)(text)
+
+
+@pytest.mark.parametrize("field", [
+    {"field": "a", "type": "array", "items": {"type": "int64"}, "optional": True},
+    {"field": "m", "type": "map", "keys": {"type": "string"}, "values": {"type": "int64"}, "optional": True},
+    {"field": "f", "type": "float", "optional": True},
+    {"field": 'q"', "type": "int64", "optional": True},
+])
+def test_payload_schemas_without_a_text_proof(field):
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    schema = converter.as_connect_schema({"type": "struct", "optional": False, "fields": [field]})
+    assert payload_regex(schema) is None

@@ -1,0 +1,105 @@
+"""The envelope converter's text proof (schemas.enable=true, payload_regex) gives the per-record records.
+
+Rows are written as Kafka's JsonConverter writes them (compact) or with Python's spacing, with payload
+texts crafted to sit on the edges of what the proof lets through: a fraction or an exponent where an
+integer is declared, integers one digit too long for their width, escapes, duplicate or reordered keys,
+negative zero, non-JSON whitespace, a schema one byte apart. Every row must convert as the per-record
+path converts it (``run_both`` compares record by record), and the plain rows must take the vectorized path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.integration.test_columnar_equivalence import _raw, run_both
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+CONVERTERS = {"key.converter": JSON, "key.converter.schemas.enable": "true",
+              "value.converter": JSON, "value.converter.schemas.enable": "true"}
+KEY_SCHEMA = {"type": "struct", "optional": False, "fields": [{"field": "id", "type": "int64", "optional": False}]}
+VALUE_SCHEMA = {"type": "struct", "name": "com.example.Row", "optional": False, "fields": [
+    {"field": "id", "type": "int64", "optional": False},
+    {"field": "n", "type": "int32", "optional": True},
+    {"field": "s", "type": "int8", "optional": True},
+    {"field": "x", "type": "double", "optional": True},
+    {"field": "t", "type": "string", "optional": True},
+    {"field": "b", "type": "boolean", "optional": True},
+    {"field": "blob", "type": "bytes", "optional": True},
+    {"field": "at", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "version": 1,
+     "optional": True},
+    {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1, "optional": True},
+    {"field": "in", "type": "struct", "optional": True, "fields": [
+        {"field": "q", "type": "int16", "optional": False}, {"field": "r", "type": "double", "optional": True}]},
+]}
+PLAIN = ('"id":{i},"n":{i},"s":-7,"x":0.37,"t":"user-é","b":true,"blob":"AAFoaQ==","at":1700000000123,'
+         '"day":19000,"in":{{"q":3,"r":0.5}}')
+#: payload texts either reader might read otherwise, or the per-record path refuses; {i} is the row's id
+EDGES = [
+    PLAIN.replace('"id":{i}', '"id":{i}.0'),                 # a fraction where int64 is declared
+    PLAIN.replace('"n":{i}', '"n":1e2'),                      # exponent
+    PLAIN.replace('"x":0.37', '"x":1E2'),
+    PLAIN.replace('"x":0.37', '"x":-0.0'),                    # negative zero
+    PLAIN.replace('"x":0.37', '"x":-0'),
+    PLAIN.replace('"x":0.37', '"x":12'),                      # an integer for a double
+    PLAIN.replace('"x":0.37', '"x":12345678901234567'),       # too long to be exact
+    PLAIN.replace('"x":0.37', '"x":12.50'),                   # trailing zero
+    PLAIN.replace('"n":{i}', '"n":2147483648'),              # beyond int32
+    PLAIN.replace('"n":{i}', '"n":999999999'),
+    PLAIN.replace('"s":-7', '"s":200'),                       # beyond int8
+    PLAIN.replace('"s":-7', '"s":-99'),
+    PLAIN.replace('"id":{i}', '"id":12345678901234567890'),  # beyond int64
+    PLAIN.replace('"t":"user-é"', '"t":"a\\"b"'),             # escapes
+    PLAIN.replace('"t":"user-é"', '"t":"\\u00e9\\n"'),
+    PLAIN.replace('"t":"user-é"', '"t":"tab\there"'),         # a raw control character
+    PLAIN.replace('"t":"user-é"', '"t":5'),                   # a number for a string
+    PLAIN.replace('"b":true', '"b":"true"'),
+    PLAIN.replace('"b":true', '"b":1'),
+    PLAIN.replace('"id":{i}', '"id":{i},"id":7'),            # duplicate key
+    PLAIN.replace('"in":{{"q":3', '"in":{{"q":3,"q":4'),
+    PLAIN.replace('"id":{i},"n":{i}', '"n":{i},"id":{i}'),  # key order
+    PLAIN.replace(',"s":-7', ''),                             # missing key
+    PLAIN + ',"extra":1',                                     # extra key
+    PLAIN.replace('"id":{i}', '"id":null'),                   # null where required
+    PLAIN.replace('"in":{{"q":3', '"in":{{"q":null'),
+    PLAIN.replace('"in":{{"q":3,"r":0.5}}', '"in":null'),      # null where optional
+    PLAIN.replace('"blob":"AAFoaQ=="', '"blob":"AAFoaQ"'),      # base64 not canonical
+    PLAIN.replace('"at":1700000000123', '"at":253402300800000'),  # beyond year 9999
+    PLAIN.replace('"day":19000', '"day":-719163'),
+    PLAIN.replace('"x":0.37', '"x":NaN'),
+    PLAIN.replace('"id":{i},', '"id":{i},\u00a0'),             # not JSON whitespace
+    PLAIN.replace('"id":{i},', '"id" : {i} ,\n\t'),            # JSON whitespace
+]
+
+
+def _key(i: int, separators=(",", ":")) -> bytes:
+    return json.dumps({"schema": KEY_SCHEMA, "payload": {"id": i}}, separators=separators).encode()
+
+
+def _value(payload: str, schema=VALUE_SCHEMA, separators=(",", ":")) -> bytes:
+    prefix = json.dumps({"schema": schema}, separators=separators)[:-1] + separators[0] + '"payload"' + separators[1]
+    return (prefix + payload + "}").encode()
+
+
+def _batch(separators) -> list[tuple]:
+    rows = []
+    for i in range(len(EDGES) * 2):
+        text = "{" + (PLAIN if i % 2 == 0 else EDGES[i // 2]).format(i=i) + "}"
+        rows.append(_raw(i, _value(text, separators=separators), key=_key(i, separators)))
+    n = len(rows)
+    other = {**VALUE_SCHEMA, "name": "com.example.Rox"}  # one byte apart
+    rows.append(_raw(n, _value("{" + PLAIN.format(i=n) + "}", other, separators), key=_key(n, separators)))
+    spaced = (", ", ": ") if separators == (",", ":") else (",", ":")  # the other writer's spacing
+    rows.append(_raw(n + 1, _value("{" + PLAIN.format(i=n + 1) + "}", separators=spaced), key=_key(n + 1, spaced)))
+    rows.append(_raw(n + 2, _value("{" + PLAIN.format(i=n + 2) + "}", separators=separators)[:-1] + b" }",
+                     key=b'{"schema":' + json.dumps(KEY_SCHEMA).encode() + b',"payload":{"id":1.5}}'))
+    return rows
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")], ids=["compact", "spaced"])
+def test_envelope_text_proof_matches_per_record(spark, tmp_path, separators):
+    counts = run_both(spark, tmp_path, _batch(separators), **CONVERTERS)
+    # the plain rows (half the batch) and the edges read alike take the vectorized path
+    assert counts["good"] >= len(EDGES) + 5
+    assert counts["fallback"] >= 20
