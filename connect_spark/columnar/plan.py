@@ -710,14 +710,19 @@ class PlanOutput:
         """Every staged row in one DataFrame, for a runtime that separates good from fallback rows itself
         (executor mode's Arrow tasks, :mod:`connect_spark.runtime.split_frames`).
 
-        Columns: ``RAW_COLUMNS`` (key, value and headers bytes only where the row falls back), the record
+        Columns: ``RAW_COLUMNS`` (key, value and headers only where the row falls back: null key and value
+        and no headers elsewhere), the record
         frame's converted columns :data:`SPLIT_FRAME_COLUMNS` (read only where the row is good) and
         ``row_kind``: 1 good, 0 falls back, -1 dropped by a ``Filter`` (its offset still counts as consumed).
         """
         from pyspark.sql import functions as F
 
         kind = F.when(~F.col(_OK), F.lit(0)).when(F.col(_KEEP), F.lit(1)).otherwise(F.lit(-1))
-        return self.staged.select(*RAW_COLUMNS, *[F.col(f"__{n}").alias(f"frame_{n}") for n in _SPLIT_NAMES],
+        # the raw headers of a converted row as an empty list, not null: Spark's Arrow writer spends ~12 µs
+        # of JVM CPU a row on a null list of structs (JDBC bench: 16.7 -> 4.0 µs a row for the whole frame)
+        raw = [F.when(F.col(_OK), F.array()).otherwise(F.col(c)).alias(c) if c == "headers" else F.col(c)
+               for c in RAW_COLUMNS]
+        return self.staged.select(*raw, *[F.col(f"__{n}").alias(f"frame_{n}") for n in _SPLIT_NAMES],
                                   kind.cast("int").alias("row_kind"))
 
     def persisted(self) -> "PlanOutput":

@@ -103,3 +103,24 @@ def test_envelope_text_proof_matches_per_record(spark, tmp_path, separators):
     # the plain rows (half the batch) and the edges read alike take the vectorized path
     assert counts["good"] >= len(EDGES) + 5
     assert counts["fallback"] >= 20
+
+
+def test_split_frame_keeps_headers_only_where_rows_fall_back(spark, tmp_path):
+    """Converted rows carry their headers in ``frame_headers``; the raw ``headers`` column is an empty list
+    for them (not null: Spark's Arrow writer is slow on null lists) and the raw headers where rows fall back."""
+    from connect_spark.columnar.plan import compile_plan
+    from tests.integration.test_columnar_equivalence import RAW_DDL, _connector
+
+    headers = [{"key": "h", "value": b"v"}]
+    rows = [_raw(0, _value("{" + PLAIN.format(i=0) + "}"), key=_key(0), headers=headers),
+            _raw(1, b"{not json", key=_key(1), headers=headers),
+            _raw(2, _value("{" + PLAIN.format(i=2) + "}"), key=_key(2))]
+    connector, worker = _connector(tmp_path, **CONVERTERS)
+    raw = spark.createDataFrame(rows, RAW_DDL)
+    split = compile_plan(connector, worker).apply(raw).split()
+    assert split.schema["headers"].dataType == raw.schema["headers"].dataType
+    got = {r["offset"]: (r["row_kind"], r["headers"], r["frame_headers"]) for r in split.collect()}
+    as_pairs = lambda hs: [(h["key"], bytes(h["value"])) for h in hs]  # noqa: E731
+    assert got[0][0] == 1 and got[0][1] == [] and as_pairs(got[0][2]) == [("h", b"v")]
+    assert got[1][0] == 0 and as_pairs(got[1][1]) == [("h", b"v")]
+    assert got[2][0] == 1 and got[2][1] == [] and got[2][2] == []
