@@ -112,6 +112,12 @@ def test_crash_before_offset_commit_rewinds_and_writes_nothing_twice(spark, work
     fresh.put_dataframe(overlapping, 1)
     assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [1, 2, 3, 4]
     assert stored_metadata(spark, path)[-1]["offsets"] == {"eo": {"0": 3, "1": 1}}
+    # with the batch's ranges given, only a partition whose range starts before what the table holds is filtered
+    redelivered = frame(spark, [("eo", 0, 2, "d", (4, 4)), ("eo", 0, 3, "e", (5, 5)), ("eo", 1, 1, "f", (6, 6))],
+                        ORDER)
+    fresh.put_dataframe_batch(redelivered, 2, {tps[0]: (2, 4), tps[1]: (1, 2)})
+    assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [1, 2, 3, 4, 5, 6]
+    assert stored_metadata(spark, path)[-1]["offsets"] == {"eo": {"0": 4, "1": 2}}
 
 
 def test_upsert_last_record_wins_and_tombstones_delete(spark, work_dir):

@@ -155,15 +155,22 @@ class DeltaSinkTask(DataFrameSinkTask):
         if is_templated(self._require_config()):
             self.put_dataframe(frame, batch_id)
         else:
-            self._write(frame, batch_id, {"": {tp: end for tp, (_, end) in offsets.items()}})
+            self._write(frame, batch_id, {"": {tp: end for tp, (_, end) in offsets.items()}},
+                        {tp: start for tp, (start, _) in offsets.items()})
 
     def writes_atomically(self) -> bool:
         """Called by the runtime before each batch: one table takes a batch in one Delta commit (a write
         that fails leaves nothing visible); a ``${topic}`` template spreads it over several commits."""
         return not is_templated(self._require_config())
 
-    def _write(self, frame: "DataFrame", batch_id: int, by_topic: Mapping[str, Mapping[TopicPartition, int]]) -> None:
-        """One commit per table (``by_topic``: routed topic, or ``""`` for the one table, → next offsets)."""
+    def _write(self, frame: "DataFrame", batch_id: int, by_topic: Mapping[str, Mapping[TopicPartition, int]],
+               firsts: Mapping[TopicPartition, int] | None = None) -> None:
+        """One commit per table (``by_topic``: routed topic, or ``""`` for the one table, → next offsets).
+
+        ``firsts``: the batch's first offset per partition when known; only partitions whose records start
+        before what the table holds are filtered (a re-delivery), so a batch after the table's last commit
+        carries no filter. ``None``: every partition the table holds is filtered.
+        """
         config = self._require_config()
         spark = frame.sparkSession
         templated = is_templated(config)
@@ -175,7 +182,9 @@ class DeltaSinkTask(DataFrameSinkTask):
                 log.info("%s: batch %d holds only records %s already has", config.connector_name, batch_id, target)
                 continue
             records = frame.where(F.col("topic") == topic) if templated else frame
-            records = not_yet_stored(records, before.offsets)
+            stored = before.offsets if firsts is None else {
+                tp: off for tp, off in before.offsets.items() if tp in firsts and firsts[tp] < off}
+            records = not_yet_stored(records, stored)
             after = before.advanced(fresh_offsets)
             rows = table_rows(records, config)
             table = None if templated else self._schemas.get(target)
