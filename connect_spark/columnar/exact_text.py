@@ -32,7 +32,7 @@ from typing import Any
 from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import DECIMAL_LOGICAL_NAME
 
-__all__ = ["payload_regex", "shape_regex"]
+__all__ = ["payload_fields_regex", "payload_regex", "shape_regex"]
 
 _STRING = r'"[^"\\\x00-\x1f]*"'
 _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
@@ -121,8 +121,31 @@ def payload_regex(schema: Schema) -> str | None:
     return None if body is None else "^" + _SPACE + body + _SPACE + r"\z"
 
 
+def payload_fields_regex(schema: Schema) -> str | None:
+    """For a STRUCT schema of integer and boolean fields only: the anchored expression of its non-null
+    payloads (an object, never ``null``) with one capturing group per field, in field order, holding the
+    field's token (empty for ``null``): the values read without a JSON parser (a key's ``{"id":1}``).
+    ``None`` for any other schema."""
+    if schema.type is not Type.STRUCT or not schema.fields:
+        return None
+    parts = []
+    for f in schema.fields:
+        key = _literal(f.name)
+        if key is None or f.schema.name == DECIMAL_LOGICAL_NAME or f.schema.type.name not in (*_INTEGER_DIGITS, "BOOLEAN"):
+            return None
+        parts.append(f'"{key}"{_SPACE}:{_SPACE}(?:{_NULL}|({_token(f.schema)}))')
+    inside = f"{_SPACE},{_SPACE}".join(parts) + _SPACE if parts else ""
+    return "^" + _SPACE + r"\{" + _SPACE + inside + r"\}" + _SPACE + r"\z"
+
+
 def _payload_value(schema: Schema) -> str | None:
     """One value of ``schema`` (or ``null``) as a JSON token, without the whitespace around it."""
+    token = _token(schema)
+    return None if token is None else f"(?:{_NULL}|{token})"
+
+
+def _token(schema: Schema) -> str | None:
+    """One non-null value of ``schema`` as JSON text, or ``None`` when not covered."""
     kind = schema.type.name
     if schema.name == DECIMAL_LOGICAL_NAME:
         return None
@@ -146,4 +169,4 @@ def _payload_value(schema: Schema) -> str | None:
         token = r"\{" + _SPACE + inside + r"\}"
     else:
         return None
-    return f"(?:{_NULL}|{token})"
+    return token

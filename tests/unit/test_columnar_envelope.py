@@ -37,3 +37,12 @@ def test_other_layouts_have_no_prefix():
     assert envelope_prefix('{"schema":{"type":"int64"}') is None
     assert envelope_prefix('{"schema":{bad,"payload":1}') is None
     assert envelope_prefix("[1,2]") is None
+
+
+def test_only_json_whitespace_and_no_constants_in_a_prefix():
+    text = json.dumps({"schema": SCHEMA, "payload": {"a": 1}}, separators=(",", ":"))
+    assert envelope_prefix(text.replace(',"payload"', ',\u00a0"payload"')) is None
+    assert envelope_prefix(text.replace('{"schema"', '\u2028{"schema"')) is None
+    assert envelope_prefix(text.replace(',"payload"', ',\r\n\t "payload"')) is not None
+    with_nan = json.dumps({"schema": {**SCHEMA, "default": float("nan")}, "payload": 1}, separators=(",", ":"))
+    assert "NaN" in with_nan and envelope_prefix(with_nan) is None

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from connect_spark.columnar.exact_text import payload_regex, shape_regex
+from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex
 from connect_spark.columnar.variant_schema import parse, to_spark
 from connect_spark.converters.json import JsonConverter
 
@@ -152,3 +152,19 @@ def test_payload_schemas_without_a_text_proof(field):
     converter.configure({"schemas.enable": "true"}, False)
     schema = converter.as_connect_schema({"type": "struct", "optional": False, "fields": [field]})
     assert payload_regex(schema) is None
+
+
+def test_small_number_structs_have_one_group_per_field():
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    schema = converter.as_connect_schema({"type": "struct", "optional": False, "fields": [
+        {"field": "id", "type": "int64", "optional": False}, {"field": "on", "type": "boolean", "optional": True}]})
+    match = re.compile(payload_fields_regex(schema).replace(r"\z", r"\Z")).search
+    assert match('{"id":-12,"on":true}').groups() == ("-12", "true")
+    assert match(' { "id" : 7 ,\n"on":null } ').groups() == ("7", None)
+    for text in ["null", '{"id":1.0,"on":true}', '{"id":1,"on":1}', '{"on":true,"id":1}', '{"id":1}',
+                 '{"id":1,"on":true,"x":1}', '{"id":1234567890123456789,"on":true}']:
+        assert match(text) is None, text
+    with_text = converter.as_connect_schema({"type": "struct", "optional": False, "fields": [
+        {"field": "id", "type": "int64", "optional": False}, {"field": "s", "type": "string", "optional": True}]})
+    assert payload_fields_regex(with_text) is None
