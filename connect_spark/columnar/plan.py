@@ -61,6 +61,7 @@ from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
 from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex
 from connect_spark.columnar.records import frame_to_records
+from connect_spark.columnar.reused_columns import reused_columns
 from connect_spark.columnar.transforms import TransformStep, transform_step
 from connect_spark.columnar.types import to_spark_type
 from connect_spark.converters.avro import AvroConverter
@@ -708,27 +709,14 @@ class PlanOutput:
 
     @staticmethod
     def _record_frame(staged: "DataFrame") -> "DataFrame":
-        from pyspark.sql import functions as F
-
-        return staged.select(
-            F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), "offset",
-            F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
-            F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
-            F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
-            F.col("offset").alias("original_offset"),
-        )
+        return staged.select(*reused_columns("plan.record_frame", _record_frame_columns))
 
     @property
     def guarded(self) -> "DataFrame":
         """:attr:`good` for a one-pass write: the same rows and columns, but computing it raises (a Spark
         error whose message holds :data:`NEEDS_RECORD_PATH`) as soon as one row needs the per-record
         path, instead of leaving that row out. Nothing is persisted; the rows are parsed once."""
-        from pyspark.sql import functions as F
-
-        row = F.concat(F.lit(NEEDS_RECORD_PATH + ": "), F.col("topic"), F.lit("["), F.col("partition").cast("string"),
-                       F.lit("]@"), F.col("offset").cast("string"))
-        condition = F.when(F.col(_OK), F.col(_KEEP) & (F.col(_BARRIER) >= 0)).otherwise(F.raise_error(row))
-        return self._record_frame(self.staged.where(condition))
+        return self._record_frame(self.staged.where(reused_columns("plan.guard", _guard_condition)))
 
     @property
     def fallback(self) -> "DataFrame":
@@ -784,6 +772,28 @@ class PlanOutput:
         """``SinkRecord``s of an Arrow table of ``good`` rows (e.g. ``good.toArrow()`` or a mapInArrow batch)."""
         return frame_to_records(table, self.key_schema, self.value_schema, null_key_schema=self.null_key_schema,
                                 null_value_schema=self.null_value_schema, header_converter=self.header_converter)
+
+
+def _record_frame_columns() -> list["Column"]:
+    """The record frame's columns over the staged projection (see :meth:`PlanOutput.good`)."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), F.col("offset"),
+        F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
+        F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
+        F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
+        F.col("offset").alias("original_offset"),
+    ]
+
+
+def _guard_condition() -> "Column":
+    """The staged row is kept, dropped by a ``Filter``, or raises naming it (see :attr:`PlanOutput.guarded`)."""
+    from pyspark.sql import functions as F
+
+    row = F.concat(F.lit(NEEDS_RECORD_PATH + ": "), F.col("topic"), F.lit("["), F.col("partition").cast("string"),
+                   F.lit("]@"), F.col("offset").cast("string"))
+    return F.when(F.col(_OK), F.col(_KEEP) & (F.col(_BARRIER) >= 0)).otherwise(F.raise_error(row))
 
 
 @dataclass

@@ -28,11 +28,13 @@ from pyspark.sql.types import (
     MapType,
     NullType,
     ShortType,
+    StructField,
     StructType,
 )
 
 from connect_spark.api.errors import ConnectException, DataException
 from connect_spark.api.records import TopicPartition
+from connect_spark.columnar.reused_columns import reused_columns
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 
 if TYPE_CHECKING:
@@ -119,8 +121,20 @@ def unusable_key(frame: "DataFrame", config: DeltaSinkConfig) -> Column | None:
 
 def _table_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[tuple[str, Column, DataType]]:
     """The table's columns as (name, expression over the frame, its type), in table order; the types come
-    from the frame's schema, so asking for them runs no analysis."""
+    from the frame's schema, so asking for them runs no analysis. Built once per frame schema and settings
+    (:mod:`connect_spark.columnar.reused_columns`): a batch's frame has the schema of the one before."""
     schema = frame.schema
+    return reused_columns(("delta.table_columns", schema.json(), *_layout_settings(config)),
+                          lambda: _build_table_columns(frame, schema, config))
+
+
+def _layout_settings(config: DeltaSinkConfig) -> tuple:
+    """The settings the table's columns depend on."""
+    return config.pk_mode, tuple(config.pk_fields), tuple(sorted(config.coordinate_columns.items()))
+
+
+def _build_table_columns(frame: "DataFrame", schema: StructType,
+                         config: DeltaSinkConfig) -> list[tuple[str, Column, DataType]]:
     columns: list[tuple[str, Column, DataType]] = []
     taken: set[str] = set()
     if config.pk_mode == "record_key":
@@ -148,10 +162,13 @@ def _table_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[tuple[st
 
 def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":
     """The frame as table columns plus the helper columns (see the module docstring)."""
-    columns = [c.alias(name) for name, c, _ in _table_columns(frame, config)]
-    columns.append(F.col("value").isNull().alias(TOMBSTONE))
-    columns.append(F.col("original_offset").alias(ORDER))
-    return frame.select(*columns)
+    def build() -> list[Column]:
+        columns = [c.alias(name) for name, c, _ in _table_columns(frame, config)]
+        columns.append(F.col("value").isNull().alias(TOMBSTONE))
+        columns.append(F.col("original_offset").alias(ORDER))
+        return columns
+
+    return frame.select(*reused_columns(("delta.table_rows", frame.schema.json(), *_layout_settings(config)), build))
 
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
@@ -213,19 +230,28 @@ def fit_to_table(rows: "DataFrame", table: StructType) -> "DataFrame":
     (or are whole numbers typed double, see :func:`table_type_misfits`); a column that does not fit holds
     only nulls here (its values were rejected) and is typed as the table's."""
     table_types = {f.name.lower(): f.dataType for f in table.fields}
-    changed = False
-    columns = []
-    for field in rows.schema.fields:
+
+    def target_of(field: StructField) -> DataType | None:
+        """The table's type when the column must be cast to it, else ``None``."""
         target = table_types.get(field.name.lower()) if field.name not in HELPER_COLUMNS else None
         if target is None or field.dataType == target or (isinstance(field.dataType, _NESTED)
                                                            and type(field.dataType) is type(target)):
+            return None
+        return target
+
+    fields = rows.schema.fields
+    if all(target_of(f) is None for f in fields):
+        return rows
+    columns = []
+    for field in fields:
+        target = target_of(field)
+        if target is None:
             columns.append(F.col(_quoted(field.name)))
             continue
-        changed = True
         fits = widens(field.dataType, target) or _fractions_into_integers(field.dataType, target)
         source = F.col(_quoted(field.name)) if fits else F.lit(None)
         columns.append(source.cast(target).alias(field.name))
-    return rows.select(*columns) if changed else rows
+    return rows.select(*columns)
 
 
 def data_columns(rows: "DataFrame") -> list[str]:

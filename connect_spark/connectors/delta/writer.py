@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from connect_spark.api.errors import ConnectException
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 from connect_spark.connectors.delta.ledger import StoredOffsets
-from connect_spark.connectors.delta.rows import TOMBSTONE, data_columns, last_per_key
+from connect_spark.connectors.delta.rows import HELPER_COLUMNS, TOMBSTONE, data_columns, last_per_key
 from connect_spark.connectors.delta.target import TableTarget
 
 if TYPE_CHECKING:
@@ -90,8 +90,9 @@ def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", k
         # without delete.enabled a tombstone is skipped, so it must not hide the key's earlier record
         kept = rows if config.delete_enabled else rows.where(~F.col(TOMBSTONE))
         source = last_per_key(kept, keys) if config.upsert else kept
-        _append(target, source.where(~F.col(TOMBSTONE)).select(*map(_quoted, columns)), config, after,
-                create=not exists, evolve=bool(new_columns))
+        written = source.where(~F.col(TOMBSTONE)) if config.delete_enabled else source
+        # the data columns in their order: dropping the helper columns by name is one JVM call
+        _append(target, written.drop(*HELPER_COLUMNS), config, after, create=not exists, evolve=bool(new_columns))
     log.info("Delta commit to %s: sequence %d, offsets %s", target, after.sequence,
              ", ".join(f"{tp}@{off}" for tp, off in sorted(after.offsets.items())))
 
