@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_spark.api.data import Schema
 from connect_spark.api.errors import ConnectException
+from connect_spark.columnar.column_converter import ColumnConverter, Part
 from connect_spark.columnar.types import to_spark_type
 from connect_spark.converters.avro import AvroConverter
 
@@ -101,15 +102,12 @@ def decode_witness(avro_schema: Any) -> str | None:
     raise NotExpressible("a record whose fields are all optional")
 
 
-class AvroColumns:
+class AvroColumns(ColumnConverter):
     """An AvroConverter as column expressions over one binary column (``key`` or ``value``).
 
-    Same contract as the plan's other column converters: :meth:`resolve` gives the converted part and the
-    condition under which a row converts exactly, :meth:`forget` drops the schema learned from a sample.
+    :meth:`resolve` gives the converted part and the condition under which a row converts exactly,
+    :meth:`forget` drops the schema learned from a sample; nothing is hoisted.
     """
-
-    #: nothing computed in a projection of its own before the staged one (see the plan's converters)
-    hoisted: tuple = ()
 
     def __init__(self, converter: AvroConverter) -> None:
         self.converter = converter
@@ -147,11 +145,9 @@ class AvroColumns:
             raise NotVectorizable(f"{name}: writer schema id {schema_id}: {e}") from None
         return topic, schema_id, reader.schema, form, witness
 
-    def resolve(self, raw: "DataFrame", name: str) -> tuple[Any, "Column"]:
+    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import from_avro, to_avro
-
-        from connect_spark.columnar.plan import Part
 
         self.reused = self._learned is not None
         if self._learned is None:

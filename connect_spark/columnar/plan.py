@@ -59,6 +59,7 @@ from connect_spark.api.data.schema import (
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.columnar import variant_schema
+from connect_spark.columnar.column_converter import ColumnConverter, Part
 from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex
 from connect_spark.columnar.records import frame_to_records
 from connect_spark.columnar.reused_columns import reused_columns
@@ -102,29 +103,6 @@ NEEDS_RECORD_PATH = "connect_spark: row needs the per-record conversion path"
 
 
 @dataclass(frozen=True)
-class Part:
-    """The key or the value while the plan builds it.
-
-    Attributes:
-        column: the frame column expression.
-        schema: the Connect schema of non-null values (``None``: schemaless).
-        null_schema: the Connect schema a record with a null here carries.
-        spark_type: the Spark type of ``column`` (needed for schemaless structs).
-        fields: set by transforms that build a struct: ``(name, column, Spark type)`` per field, so the
-            next transform reads the fields directly instead of re-extracting them from ``column``
-            (which would grow the expression tree exponentially along a chain).
-        null: with ``fields``, the condition under which ``column`` is null.
-    """
-
-    column: "Column"
-    schema: Schema | None
-    null_schema: Schema | None
-    spark_type: Any
-    fields: tuple[tuple[str, "Column", Any], ...] | None = None
-    null: "Column | None" = None
-
-
-@dataclass(frozen=True)
 class RecordColumns:
     """Every column of the record frame under construction, plus the row's ok / keep conditions."""
 
@@ -146,41 +124,7 @@ class RecordColumns:
 # --- converters ----------------------------------------------------------------------------------
 
 
-class _ColumnConverter:
-    """A converter as column expressions over one binary column (``key`` or ``value``).
-
-    Data-dependent converters (JSON) learn the batch's shape from a sample and keep it: the next
-    batches reuse it without sampling (``reused`` says whether the last ``resolve`` did) until
-    :meth:`forget` is called, which the runtime does when too many rows of a batch fell back.
-    """
-
-    reused = False
-    #: ``(column name, expression)`` the last ``resolve`` wants computed once per row before the staged
-    #: projection (a parse its expressions read many times: Spark does not share a subexpression that
-    #: sits in conditional branches, so it would parse once per reference).
-    hoisted: tuple[tuple[str, "Column"], ...] = ()
-
-    def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
-        """The converted part and the condition under which a row converts exactly (column expressions over
-        ``name``); ``raw`` (the batch, or a sample of it) is read only to learn a shape, in one small action."""
-        raise NotImplementedError
-
-    def forget(self) -> None:
-        """Drop what was learned from earlier batches; the next ``resolve`` samples again."""
-
-    def needs_sample(self) -> bool:
-        """True when the next ``resolve`` reads a sample (it has learned nothing yet, or forgot it)."""
-        return False
-
-    def _hoist(self, name: str, expression: "Column") -> "Column":
-        """``expression`` computed in its own projection column ``name`` (see :attr:`hoisted`)."""
-        from pyspark.sql import functions as F
-
-        self.hoisted = (*self.hoisted, (name, expression))
-        return F.col(name)
-
-
-class _ByteArray(_ColumnConverter):
+class _ByteArray(ColumnConverter):
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
@@ -188,7 +132,7 @@ class _ByteArray(_ColumnConverter):
         return Part(F.col(name), Schema.OPTIONAL_BYTES_SCHEMA, Schema.OPTIONAL_BYTES_SCHEMA, T.BinaryType()), F.lit(True)
 
 
-class _Utf8String(_ColumnConverter):
+class _Utf8String(ColumnConverter):
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
@@ -290,7 +234,7 @@ def _reordered(c: "Column", source: Any, target: Any) -> "Column":
     return F.struct(*[_reordered(c[f.name], source[f.name].dataType, f.dataType).alias(f.name) for f in target.fields])
 
 
-class _SchemalessJson(_ColumnConverter):
+class _SchemalessJson(ColumnConverter):
     """``schemas.enable=false``: the most frequent JSON shape (``schema_of_variant``) of a sample wins.
 
     The shape is chosen on the first :data:`SAMPLE_ROWS` rows (one small job); every row is then
@@ -403,7 +347,7 @@ def envelope_prefix(text: str) -> tuple[str, Any] | None:
     return None if middle is None else (text[:middle.end()], schema)
 
 
-class _EnvelopeJson(_ColumnConverter):
+class _EnvelopeJson(ColumnConverter):
     """``schemas.enable=true``: one JSON schema per batch, the most frequent of a sample.
 
     Fast form (envelopes written schema first, as Kafka's JsonConverter does): the sample's most
@@ -650,7 +594,7 @@ def _json_to_frame(c: "Column", schema: Schema) -> tuple["Column", "Column | Non
     return c, None
 
 
-def _converter(converter: Any, which: str) -> _ColumnConverter:
+def _converter(converter: Any, which: str) -> ColumnConverter:
     kind = type(converter)
     if kind is ByteArrayConverter:
         return _ByteArray()
@@ -800,8 +744,8 @@ def _guard_condition() -> "Column":
 class ColumnarPlan:
     """A connector's converters and transforms as column expressions (see the module docstring)."""
 
-    key: _ColumnConverter
-    value: _ColumnConverter
+    key: ColumnConverter
+    value: ColumnConverter
     steps: list[TransformStep]
     header_converter: HeaderConverter | None = None
     #: Per-batch failures to vectorize (all rows fall back), with their reasons, most recent last.
