@@ -1,6 +1,6 @@
 """A regular expression per JSON shape that proves a row's text reads the same in Spark and per record.
 
-Called by the plan's schemaless JSON converter (:mod:`connect_spark.columnar.plan`) once per learned
+Called by the plan's schemaless JSON converter (:mod:`connect_spark.columnar.json_columns`) once per learned
 shape. A row whose text matches the expression is parsed by ``from_json`` into exactly the values the
 per-record :class:`~connect_spark.converters.json.JsonConverter` builds, because the expression only
 lets through text where the two readers cannot differ:

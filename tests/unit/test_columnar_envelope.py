@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from connect_spark.columnar.plan import envelope_prefix
+from connect_spark.columnar.json_columns import envelope_prefix
 
 SCHEMA = {"type": "struct", "optional": False, "fields": [{"field": "a", "type": "int64", "optional": False}]}
 

@@ -6,7 +6,7 @@ import re
 
 from pyspark.sql import types as T
 
-from connect_spark.columnar.plan import _TRAILING_ZEROS, _ordered_like, _written_compactly
+from connect_spark.columnar.json_columns import _TRAILING_ZEROS, _ordered_like, _written_compactly
 
 SORTED = T.StructType([
     T.StructField("a", T.LongType()),
