@@ -9,6 +9,11 @@ consumer settings instead: up to :data:`SAMPLE_ROWS` records spread over the bat
 the start of each partition's range and never past its end. The rows come back as a small local
 DataFrame (Arrow, a local relation: Spark evaluates what the plan asks of it on the driver, no job).
 
+The first batch's head is read ahead: the processor calls :meth:`BatchSampler.prefetch` with the positions
+the query will start from once its tasks are open, and a background thread reads (and hands to Spark) the
+head of each partition from there while the query starts; the first batch then finds its sample ready when
+its ranges begin at those positions (rows past a range's end are left out).
+
 The sample only chooses the shape a batch is converted with; every row is still proved against it, so
 a sample that differs from the batch costs rows on the per-record path, never a wrong value. When
 Kafka does not answer in time (or at all) the caller gets ``None`` and the plan samples the batch with
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -62,6 +68,34 @@ class BatchSampler:
         #: samples read and samples given up on (Kafka did not answer in time), for tests and diagnostics
         self.samples = 0
         self.failures = 0
+        #: samples taken from what :meth:`prefetch` read ahead
+        self.prefetched = 0
+        self._ahead: _ReadAhead | None = None
+
+    def prefetch(self, starts: Mapping[TopicPartition, int], rows: int = SAMPLE_ROWS) -> None:
+        """Called by the processor once its tasks are open, before the query starts: reads the head of each
+        partition from ``starts`` (where the first batch begins) in a background thread, up to the log's
+        end at that time, and hands it to Spark there; :meth:`sample` takes it for a batch starting there."""
+        if not starts:
+            return
+        ahead = _ReadAhead(dict(starts))
+
+        def read() -> None:
+            try:
+                table = self._read({tp: (start, None) for tp, start in starts.items()}, rows)
+                if table is not None and table.num_rows:
+                    for tp, offset in zip(zip(table.column("topic").to_pylist(), table.column("partition").to_pylist()),
+                                          table.column("offset").to_pylist()):
+                        key = TopicPartition(*tp)
+                        ahead.last[key] = max(offset, ahead.last.get(key, offset))
+                    ahead.frame = self.spark.createDataFrame(table)
+            except Exception as e:  # the first batch reads its head itself
+                log.info("Could not read the first batch's head ahead (%s)", e)
+            finally:
+                ahead.done.set()
+
+        threading.Thread(target=read, name="connect-spark-sample-ahead", daemon=True).start()
+        self._ahead = ahead
 
     def sample(self, ranges: Mapping[TopicPartition, tuple[int, int]], rows: int = SAMPLE_ROWS) -> "DataFrame | None":
         """Up to ``rows`` records of the batch covering ``ranges`` (first and next offset per partition), as a
@@ -69,6 +103,13 @@ class BatchSampler:
         wanted = {tp: (start, end) for tp, (start, end) in ranges.items() if end > start}
         if not wanted:
             return None
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            frame = ahead.frame_for(wanted, max(1, math.ceil(rows / len(wanted))), self.timeout_s)
+            if frame is not None:
+                self.samples += 1
+                self.prefetched += 1
+                return frame
         try:
             table = self._read(wanted, rows)
         except Exception as e:  # any client failure: the plan samples with Spark instead
@@ -81,17 +122,26 @@ class BatchSampler:
         self.samples += 1
         return self.spark.createDataFrame(table)
 
-    def _read(self, wanted: Mapping[TopicPartition, tuple[int, int]], rows: int) -> pa.Table | None:
+    def _read(self, wanted: Mapping[TopicPartition, tuple[int, int | None]], rows: int) -> pa.Table | None:
+        """The head of each partition's range (an end of ``None``: the log's end now), ``rows`` in all."""
         from kafka import KafkaConsumer
         from kafka.structs import TopicPartition as KafkaTopicPartition
 
         per_partition = max(1, math.ceil(rows / len(wanted)))
-        limits = {KafkaTopicPartition(tp.topic, tp.partition): (start, min(end, start + per_partition))
-                  for tp, (start, end) in sorted(wanted.items())}
         consumer = KafkaConsumer(**{"client_id": "connect-spark-sample", **self.client_kwargs,
                                     "group_id": None, "enable_auto_commit": False})
         columns: dict[str, list[Any]] = {name: [] for name in RAW_COLUMNS}
         try:
+            ktps = {tp: KafkaTopicPartition(tp.topic, tp.partition) for tp in wanted}
+            log_ends = (consumer.end_offsets(list(ktps.values()))
+                        if any(end is None for _, end in wanted.values()) else {})
+            limits = {}
+            for tp, (start, end) in sorted(wanted.items()):
+                stop = min(log_ends.get(ktps[tp], start) if end is None else end, start + per_partition)
+                if stop > start:
+                    limits[ktps[tp]] = (start, stop)
+            if not limits:
+                return None
             consumer.assign(list(limits))
             for ktp, (start, _) in limits.items():
                 consumer.seek(ktp, start)
@@ -122,3 +172,32 @@ class BatchSampler:
         finally:
             consumer.close()
         return pa.table(columns, schema=RAW_ARROW_SCHEMA)
+
+
+class _ReadAhead:
+    """What :meth:`BatchSampler.prefetch` read: the positions it read from, its frame and last offsets."""
+
+    def __init__(self, starts: dict[TopicPartition, int]) -> None:
+        self.starts = starts
+        self.done = threading.Event()
+        self.frame: "DataFrame | None" = None
+        self.last: dict[TopicPartition, int] = {}
+
+    def frame_for(self, wanted: Mapping[TopicPartition, tuple[int, int]], per_partition: int,
+                  timeout_s: float) -> "DataFrame | None":
+        """The rows read ahead that lie in the head of ``wanted``'s ranges, or ``None`` when the read did not
+        finish in time, found nothing, or the ranges do not start where it read from."""
+        if not self.done.wait(timeout_s) or self.frame is None:
+            return None
+        if any(self.starts.get(tp) != start for tp, (start, _) in wanted.items()):
+            return None
+        stops = {tp: min(end, start + per_partition) for tp, (start, end) in wanted.items()}
+        if all(tp in stops and last < stops[tp] for tp, last in self.last.items()):
+            return self.frame
+        from pyspark.sql import functions as F
+
+        inside = None
+        for tp, stop in stops.items():
+            here = (F.col("topic") == tp.topic) & (F.col("partition") == tp.partition) & (F.col("offset") < stop)
+            inside = here if inside is None else inside | here
+        return self.frame.where(inside)

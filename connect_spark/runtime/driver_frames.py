@@ -20,10 +20,11 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from kafka import KafkaConsumer
 
+from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.batch_sample import BatchSampler
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.driver_tasks import DriverTasks
@@ -63,6 +64,14 @@ class DataFrameProcessor(DriverTasks):
             sampler = BatchSampler(self.spark, client_kwargs)
         self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter, sampler)
         self.batch_ranges = setup.batch_ranges
+
+    def open(self, positions: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Called by the runner before the query starts: opens the task, then has the sampler read the first
+        batch's head ahead while the query starts (the plan learns its shapes from it)."""
+        positions = super().open(positions)
+        if self.frames.sampler is not None and self.plan.needs_sample():
+            self.frames.sampler.prefetch(positions)
+        return positions
 
     @property
     def collects_batches(self) -> bool:  # type: ignore[override]

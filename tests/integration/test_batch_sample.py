@@ -58,6 +58,23 @@ def test_the_sample_is_the_head_of_each_partition_range_as_a_local_relation(spar
     assert (sampler.samples, sampler.failures) == (1, 0)
 
 
+def test_the_first_batch_head_read_ahead_is_used_when_the_batch_starts_there(spark, bootstrap_servers, topic_name):
+    _fill(bootstrap_servers, topic_name, 10)
+    sampler = _sampler(spark, bootstrap_servers)
+    tp0, tp1 = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    sampler.prefetch({tp0: 2, tp1: 0}, rows=6)  # reads offsets 2-4 and 0-2 in the background
+    sample = sampler.sample({tp0: (2, 10), tp1: (0, 2)}, rows=6)
+    assert "LocalRelation" in sample._jdf.queryExecution().optimizedPlan().toString()
+    # the same head as read for the batch itself: offset 2 of partition 1 lies past its range and is left out
+    assert sorted((r["partition"], r["offset"]) for r in sample.collect()) == [(0, 2), (0, 3), (0, 4), (1, 0), (1, 1)]
+    assert (sampler.samples, sampler.prefetched, sampler.failures) == (1, 1, 0)
+    # read ahead from other positions than the batch starts at: the batch's head is read for it
+    sampler.prefetch({tp0: 0}, rows=6)
+    sample = sampler.sample({tp0: (5, 10)}, rows=2)
+    assert sorted(r["offset"] for r in sample.collect()) == [5, 6]
+    assert (sampler.samples, sampler.prefetched) == (2, 1)
+
+
 def test_an_unreachable_head_gives_none_and_the_plan_samples_with_spark(spark, bootstrap_servers, topic_name):
     _fill(bootstrap_servers, topic_name, 3)
     sampler = _sampler(spark, bootstrap_servers, timeout_s=1.0)
