@@ -7,7 +7,7 @@ fills a 4-partition topic with JSON-with-schemas records (7 fields: bigint, text
 boolean, Timestamp, text; ~500 bytes with the schema; compact as Kafka's JsonConverter writes JSON, or with
 ``--spaced`` as Python's ``json.dumps`` does), starts one SparkSession (local[2]), and drains the
 topic with ``available-now`` through ``io.confluent.connect.jdbc.JdbcSinkConnector`` in executor mode
-(``tasks.max=2``):
+(``tasks.max=2`` unless ``--tasks``):
 
   insert          insert.mode=insert, pk.mode=none (COPY straight into the table);
   upsert          insert.mode=upsert, pk.mode=record_key over half as many keys as records (COPY into a
@@ -22,7 +22,7 @@ Python workers get them, and the task reads its rows from the frame's Arrow colu
 (the ``insert-records`` arm) the task takes records (``put``): the JsonConverter converts each record in
 Python and rows are read from the records.
 
-Each arm runs on a warm session (a warm-up run first, on as many records as one batch) and a fresh table; rows/s counts every produced record
+Each arm runs on a warm session (a warm-up run first, on two batches' worth of records) and a fresh table; rows/s counts every produced record
 and includes the query start. Then the profile of each path's work on 100,000 records, in this process:
 the per-record path — JSON conversion in Python (every record after the first of its schema takes the
 JsonConverter's fast path, ``connect_spark/converters/json_fast.py``), records → rows, and the database
@@ -70,7 +70,7 @@ def _record(i: int, keys: int, separators: tuple[str, str] = SEPARATORS["compact
     return (None, key, value, [])
 
 
-def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets, per_record=False):
+def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets, per_record=False, tasks=2):
     from connect_spark.runtime.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
@@ -78,7 +78,7 @@ def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_
                                task_execution_mode="executor", max_offsets_per_trigger=max_offsets,
                                offset_flush_interval_ms=10_000)
     connector = {"name": name, "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": topic,
-                 "tasks.max": "2", "connection.url": postgres.jdbc_url(), "table.name.format": name,
+                 "tasks.max": str(tasks), "connection.url": postgres.jdbc_url(), "table.name.format": name,
                  "auto.create": "true", "insert.mode": mode, "pk.mode": "record_key" if mode == "upsert" else "none",
                  "batch.size": str(batch_size)}
     if per_record:  # HeaderFrom has no vectorized form: the whole connector takes the per-record path
@@ -220,6 +220,10 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--batch-size", type=int, default=50_000, help="the connector's batch.size")
     parser.add_argument("--max-offsets", type=int, default=250_000, help="maxOffsetsPerTrigger")
+    parser.add_argument("--tasks", type=int, default=2, help="the connector's tasks.max (4 partitions: with 2, each "
+                        "task owns two and every batch is shuffled to its task; with 4, Spark's partitions are the tasks)")
+    parser.add_argument("--warm-up-batches", type=int, default=2,
+                        help="batches of --max-offsets records drained before the measured arms (default 2)")
     parser.add_argument("--spaced", action="store_true", help="JSON written with spaces after , and : (as Python's "
                         "json.dumps does) instead of compact (as Kafka's JsonConverter does)")
     parser.add_argument("--arms", default="insert,upsert,insert-records",
@@ -242,21 +246,23 @@ def main() -> None:
         started = time.monotonic()
         separators = SEPARATORS["spaced" if args.spaced else "compact"]
         _fill(bootstrap, "bench", (_record(i, args.records // 2, separators) for i in range(args.records)))
-        # a warm-up as large as one batch: with 10,000 records the first measured arm, whichever it was, ran
-        # ~35% slower than the same arm run second (JIT and Python workers still warming on full-size batches)
-        warm = min(args.records, args.max_offsets)
+        # a warm-up of full-size batches, with the measured arms' tasks.max (its plan, shuffle or not): after 10,000
+        # records the first measured arm, whichever it was, ran ~35% slower than the same arm run second, and
+        # ~10% slower after one batch (the JVM still compiling the conversion's hot code)
+        warm = min(args.records, args.max_offsets * args.warm_up_batches)
         _fill(bootstrap, "warm", (_record(i, warm // 2) for i in range(warm)))
         print(f"produced {args.records:,} records in {time.monotonic() - started:.1f} s")
         spark = get_or_create_session(app_name="bench-jdbc", ui=False,
                                       conf={"spark.master": "local[2]", "spark.driver.memory": "2g"})
-        _drain(spark, bootstrap, work, "warm", "warm_up", postgres, "upsert", args.batch_size, args.max_offsets)
+        _drain(spark, bootstrap, work, "warm", "warm_up", postgres, "upsert", args.batch_size, args.max_offsets,
+               tasks=args.tasks)
         results = {}
         for position, arm in enumerate(args.arms.split(",")):
             mode = arm.split("-")[0]
             # a connector (offsets, table) of its own per run: an arm named twice is measured twice
             name = f"bench_{arm.replace('-', '_')}_{position}"
             elapsed, code = _drain(spark, bootstrap, work, "bench", name, postgres, mode,
-                                   args.batch_size, args.max_offsets, per_record=arm.endswith("records"))
+                                   args.batch_size, args.max_offsets, per_record=arm.endswith("records"), tasks=args.tasks)
             rate = args.records / elapsed
             results[arm] = rate
             print(f"{arm}: {args.records:,} records in {elapsed:.1f} s = {rate:,.0f} rows/s (exit {code}); "
