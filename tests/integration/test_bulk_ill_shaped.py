@@ -214,6 +214,39 @@ def test_upsert_and_delete_without_a_usable_key_are_record_errors(spark, bootstr
     assert result.committed == {TopicPartition(topic_name, 0): 40}
 
 
+def test_iceberg_upsert_records_without_an_id_are_record_errors(spark, bootstrap_servers, topic_name, work_dir):
+    """A null id matches no row: the record goes to the DLQ instead of being inserted as an orphan (or, with
+    others of its batch, dropped by the last-per-id step)."""
+    create_topic(bootstrap_servers, topic_name, 1)
+    records = []
+    for i in range(30):
+        key, value = json.dumps({"order_id": i % 10}).encode(), {"order_id": i % 10, "amount": i}
+        if i in (4, 6):
+            value = {"order_id": None, "amount": i}  # two null ids in one batch
+        records.append((0, key, json.dumps(value).encode(), []))
+    records.append((0, b"null", None, []))  # offset 30: a tombstone whose key gives no id
+    produce(bootstrap_servers, topic_name, records)
+    dlq = f"dlq-{topic_name}"
+    catalog = f"ice_{topic_name.replace('-', '_')}"[:40]
+    connector = with_dlq({"name": f"ids-{topic_name}", "topics": topic_name,
+                          "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+                          "iceberg.catalog": catalog, "iceberg.catalog.type": "hadoop",
+                          "iceberg.catalog.warehouse": str(Path(work_dir) / "warehouse"),
+                          "iceberg.tables": "db.orders", "iceberg.tables.auto-create-enabled": "true",
+                          "iceberg.tables.default-id-columns": "order_id"}, dlq)
+    result = run_connector(connector, bootstrap_servers, work_dir, spark=spark,
+                           worker=json_worker(bootstrap_servers, work_dir))
+    assert result.exit_code == 0
+    rows = {r["order_id"]: r["amount"] for r in spark.table(f"{catalog}.db.orders").collect()}
+    assert rows == {k: 20 + k for k in range(10)}  # never a row with a null id; the last record per id wins
+    letters = dead_letters(bootstrap_servers, dlq)
+    assert set(letters) == {4, 6, 30}
+    assert "the id column 'order_id' is null" in letters[4][1]["__connect.errors.exception.message"].decode()
+    assert letters[6][0] == json.dumps({"order_id": None, "amount": 6}).encode()
+    assert "tombstone" in letters[30][1]["__connect.errors.exception.message"].decode()
+    assert result.committed == {TopicPartition(topic_name, 0): 31}
+
+
 def test_a_later_batch_must_fit_the_existing_tables_column_types(spark, bootstrap_servers, topic_name, work_dir):
     create_topic(bootstrap_servers, topic_name, 1)
     produce(bootstrap_servers, topic_name, ((0, None, json.dumps({"id": i, "amount": i + 0.5}).encode(), [])

@@ -235,3 +235,22 @@ def test_a_table_without_offsets_keeps_the_partition_unrewound(spark, work_dir):
     assert sorted(r.id for r in spark.table(table_of(props, "db.b")).collect()) == [1, 2]
     again, context = start_task(props, [tp])
     assert context.take_pending_offsets() == {tp: 2}
+
+
+def test_rejected_rows_name_null_ids_only_for_tables_upserted_on_them(spark, work_dir):
+    value = StructType([StructField("id", LongType()), StructField("dest", StringType())])
+    records = [("t", 0, 0, None, (None, "db.orders")), ("t", 0, 1, None, (None, "db.logs")),
+               ("t", 0, 2, None, (1, "db.orders")), ("t", 0, 3, None, (None, "DB.Orders"))]
+    dynamic = catalog_props(work_dir, **{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "dest",
+                                         "iceberg.tables.default-id-columns": "id",
+                                         "iceberg.table.db.logs.id-columns": ""})
+    static = catalog_props(work_dir, **{"iceberg.tables": "db.orders,db.logs", "iceberg.tables.route-field": "dest",
+                                        "iceberg.table.db.orders.route-regex": "(?i)db\\.orders",
+                                        "iceberg.table.db.orders.id-columns": "id",
+                                        "iceberg.table.db.logs.route-regex": "db\\.logs"})
+    for props in (dynamic, static):
+        task = IcebergSinkTask()
+        task.start(props)
+        rows = frame(spark, records, value)
+        reasons = {r.offset: r.reason for r in rows.select("offset", task.rejected_rows(rows).alias("reason")).collect()}
+        assert reasons == {0: "the id column 'id' is null", 1: None, 2: None, 3: "the id column 'id' is null"}, props

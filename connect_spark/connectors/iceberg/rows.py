@@ -24,7 +24,8 @@ from connect_spark.api.records import TopicPartition
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_id", "not_yet_stored", "data_columns"]
+__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_id", "not_yet_stored", "data_columns",
+           "missing_id_reason"]
 
 TOMBSTONE = "__connect_tombstone"
 ORDER = "__connect_order"
@@ -71,6 +72,35 @@ def table_rows(frame: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
     columns.append(F.col("value").isNull().alias(TOMBSTONE))
     columns.append(F.col("original_offset").alias(ORDER))
     return frame.select(*columns)
+
+
+def missing_id_reason(frame: "DataFrame", id_columns: Sequence[str]) -> Column | None:
+    """Why a record cannot be upserted or deleted by ``id_columns`` (an id column is null), or null when it can.
+
+    The id columns are read as :func:`table_rows` writes them: from the value, or from the key for a
+    tombstone. A null id matches no row: such a record would be inserted again on every write, or, in a
+    batch holding several, all but one dropped by :func:`last_per_id`. ``None`` without id columns or when
+    the value has none of them (the write names those).
+    """
+    if not id_columns:
+        return None
+    value_type = frame.schema["value"].dataType
+    key_type = frame.schema["key"].dataType
+    reason: Column | None = None
+    for name in id_columns:
+        if isinstance(value_type, StructType):
+            if name not in value_type.fieldNames():
+                continue
+            column = _with_key_fallback(F.col("value").getField(name), name, value_type, key_type, id_columns)
+        elif isinstance(value_type, NullType):
+            column = _with_key_fallback(F.lit(None), name, None, key_type, id_columns)
+        else:
+            continue
+        what = (F.when(F.col("value").isNull(), F.lit(f"the tombstone's key gives no id column '{name}'"))
+                .otherwise(F.lit(f"the id column '{name}' is null")))
+        reason = (F.when(column.isNull(), what) if reason is None
+                  else reason.when(column.isNull(), what))  # type: ignore[attr-defined]
+    return reason
 
 
 def _with_key_fallback(column: Column, name: str, value_type: StructType | None, key_type,

@@ -44,10 +44,11 @@ from connect_spark.api.records import SinkRecord, TimestampType, TopicPartition
 from connect_spark.connectors.iceberg.catalog import register_catalog
 from connect_spark.connectors.iceberg.config import AUTO_CREATE, COMMIT_RETRIES, IcebergSinkConfig
 from connect_spark.connectors.iceberg.ledger import StoredOffsets, read_stored_offsets
-from connect_spark.connectors.iceberg.rows import not_yet_stored, table_rows
+from connect_spark.connectors.iceberg.rows import missing_id_reason, not_yet_stored, table_rows
 from connect_spark.connectors.iceberg.target import (
     TABLE_COLUMN,
     TableTarget,
+    route_value,
     routed,
     unrouted_reason,
     valid_table_name,
@@ -55,7 +56,7 @@ from connect_spark.connectors.iceberg.target import (
 from connect_spark.connectors.iceberg.writer import TableMissing, is_commit_conflict, table_schema, write_table
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = ["IcebergSinkTask", "VERSION"]
@@ -152,6 +153,24 @@ class IcebergSinkTask(DataFrameSinkTask):
             records = frame if single else tagged.where(F.col(TABLE_COLUMN) == name).drop(TABLE_COLUMN)
             self._write(spark, TableTarget(config.catalog, name), records, written)
         self._pace(started)
+
+    def rejected_rows(self, frame: "DataFrame") -> "Column | None":
+        """Called by the runtime before ``put_dataframe``: records an upsert table cannot take are record errors.
+
+        A record bound for a table with id columns (``iceberg.tables.default-id-columns`` or the table's
+        ``id-columns``) whose id column is null — in the value, or in the key for a tombstone — is named
+        with the reason (``rows.missing_id_reason``), never written as a row no upsert or delete can find.
+        A record routed to several tables is named when one of them cannot take it.
+        """
+        config = self._require_config()
+        reasons = []
+        for bound_here, id_columns in _id_scopes(frame, config):
+            reason = missing_id_reason(frame, id_columns)
+            if reason is not None:
+                reasons.append(reason if bound_here is None else F.when(bound_here, reason))
+        if not reasons:
+            return None
+        return reasons[0] if len(reasons) == 1 else F.coalesce(*reasons)
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Called by the runtime on each commit tick. ``put_dataframe`` returns only after its Iceberg
@@ -266,6 +285,29 @@ class IcebergSinkTask(DataFrameSinkTask):
         if self.config is None:
             raise RuntimeError("IcebergSinkTask used before start()")
         return self.config
+
+
+def _id_scopes(frame: "DataFrame", config: IcebergSinkConfig) -> list[tuple["Column | None", tuple[str, ...]]]:
+    """Per set of id columns, which records go to a table upserted on it (``None``: every record)."""
+    scopes: list[tuple["Column | None", tuple[str, ...]]] = []
+    if config.dynamic:
+        assert config.route_field is not None
+        table = F.lower(route_value(frame, config.route_field))
+        own = {name: config.table_settings(name).id_columns for name in config.per_table}
+        for name, id_columns in sorted(own.items()):
+            scopes.append((table == F.lit(name), id_columns))
+        if config.default_id_columns:
+            others = ~table.isin(*own) if own else None
+            scopes.append((others, config.default_id_columns))
+        return scopes
+    value = route_value(frame, config.route_field) if config.route_field else None
+    for name in config.tables:
+        settings = config.table_settings(name)
+        if value is None:
+            scopes.append((None, settings.id_columns))
+        elif settings.route_regex is not None:
+            scopes.append((value.rlike(f"^(?:{settings.route_regex.pattern})$"), settings.id_columns))
+    return scopes
 
 
 def _sink_record(row: "Row") -> SinkRecord:
