@@ -44,10 +44,12 @@ log = logging.getLogger(__name__)
 #: How many records a sample holds at most (as many as the plan's own sample of a batch).
 SAMPLE_ROWS = 1000
 
-#: The raw batch's columns (``RAW_COLUMNS``) as Arrow types; Spark reads them as the Kafka source's types.
+#: The raw batch's columns (``RAW_COLUMNS``) as Arrow types; Spark reads them as the types of the source's
+#: :func:`~connect_spark.streaming.source.raw_columns` (headers a list, never null).
 RAW_ARROW_SCHEMA = pa.schema([
     ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp_ms", pa.int64()),
-    ("timestamp_type", pa.int32()), ("key", pa.binary()), ("value", pa.binary()), ("headers", FRAME_HEADERS_TYPE),
+    ("timestamp_type", pa.int32()), ("key", pa.binary()), ("value", pa.binary()),
+    pa.field("headers", FRAME_HEADERS_TYPE, nullable=False),
 ])
 assert tuple(RAW_ARROW_SCHEMA.names) == RAW_COLUMNS
 

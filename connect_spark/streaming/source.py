@@ -151,12 +151,15 @@ HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 def raw_columns(df: "DataFrame") -> "DataFrame":
     """The Kafka source's columns as the conversion path reads them (timestamps in epoch millis).
 
-    A source read without ``includeHeaders`` gets an empty ``headers`` list per row, so the columns
-    are the same either way.
+    A record without headers has an empty ``headers`` list, never null (Connect's headers are never null
+    either), also when the source was read without ``includeHeaders``. Spark's Arrow writer spends ~10 µs of
+    JVM CPU a row on a null list of structs against ~1 µs on an empty one (300k cached rows handed to
+    ``mapInArrow``: 14 against 3.5 µs a row in all), which every path that hands rows to Python pays.
     """
     from pyspark.sql import functions as F
 
-    headers = "headers" if "headers" in df.columns else F.expr(f"cast(array() as {HEADERS_TYPE})").alias("headers")
+    empty = F.expr(f"cast(array() as {HEADERS_TYPE})")
+    headers = F.coalesce(F.col("headers"), empty).alias("headers") if "headers" in df.columns else empty.alias("headers")
     return df.select(
         "topic",
         "partition",
