@@ -70,7 +70,8 @@ def _record(i: int, keys: int, separators: tuple[str, str] = SEPARATORS["compact
     return (None, key, value, [])
 
 
-def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets, per_record=False, tasks=2):
+def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets, per_record=False, tasks=2,
+           dlq=False):
     from connect_spark.runtime.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
@@ -81,6 +82,9 @@ def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_
                  "tasks.max": str(tasks), "connection.url": postgres.jdbc_url(), "table.name.format": name,
                  "auto.create": "true", "insert.mode": mode, "pk.mode": "record_key" if mode == "upsert" else "none",
                  "batch.size": str(batch_size)}
+    if dlq:  # a dead letter queue: the records' headers are read, as the DLQ records carry them
+        connector.update({"errors.tolerance": "all", "errors.deadletterqueue.topic.name": f"dlq-{name}",
+                          "errors.deadletterqueue.topic.replication.factor": "1"})
     if per_record:  # HeaderFrom has no vectorized form: the whole connector takes the per-record path
         connector.update({"transforms": "hf", "transforms.hf.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
                           "transforms.hf.fields": "note", "transforms.hf.headers": "note",
@@ -224,6 +228,8 @@ def main() -> None:
                         "task owns two and every batch is shuffled to its task; with 4, Spark's partitions are the tasks)")
     parser.add_argument("--warm-up-batches", type=int, default=2,
                         help="batches of --max-offsets records drained before the measured arms (default 2)")
+    parser.add_argument("--dlq", action="store_true", help="every connector with a dead letter queue (errors.tolerance=all), "
+                        "so the records' headers are read")
     parser.add_argument("--spaced", action="store_true", help="JSON written with spaces after , and : (as Python's "
                         "json.dumps does) instead of compact (as Kafka's JsonConverter does)")
     parser.add_argument("--arms", default="insert,upsert,insert-records",
@@ -255,14 +261,15 @@ def main() -> None:
         spark = get_or_create_session(app_name="bench-jdbc", ui=False,
                                       conf={"spark.master": "local[2]", "spark.driver.memory": "2g"})
         _drain(spark, bootstrap, work, "warm", "warm_up", postgres, "upsert", args.batch_size, args.max_offsets,
-               tasks=args.tasks)
+               tasks=args.tasks, dlq=args.dlq)
         results = {}
         for position, arm in enumerate(args.arms.split(",")):
             mode = arm.split("-")[0]
             # a connector (offsets, table) of its own per run: an arm named twice is measured twice
             name = f"bench_{arm.replace('-', '_')}_{position}"
             elapsed, code = _drain(spark, bootstrap, work, "bench", name, postgres, mode,
-                                   args.batch_size, args.max_offsets, per_record=arm.endswith("records"), tasks=args.tasks)
+                                   args.batch_size, args.max_offsets, per_record=arm.endswith("records"), tasks=args.tasks,
+                                   dlq=args.dlq)
             rate = args.records / elapsed
             results[arm] = rate
             print(f"{arm}: {args.records:,} records in {elapsed:.1f} s = {rate:,.0f} rows/s (exit {code}); "
