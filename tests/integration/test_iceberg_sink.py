@@ -28,9 +28,19 @@ from pyspark.sql.types import (
 
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import TopicPartition
+from connect_spark.columnar.plan import compile_plan
 from connect_spark.connectors.iceberg import IcebergSinkTask
+from connect_spark.connectors.iceberg.catalog import register_catalog
+from connect_spark.connectors.iceberg.config import IcebergSinkConfig
 from connect_spark.connectors.iceberg.writer import SchemaMismatch, TableMissing
+from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from tests.integration.test_columnar_equivalence import _connector
+from tests.integration.test_columnar_equivalence import _raw as raw_row
+from tests.integration.test_frame_one_pass import SCHEMALESS
+from tests.integration.test_frame_one_pass import _deliver as deliver_frame
+from tests.integration.test_frame_one_pass import _order as order_json
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 ORDER = StructType([StructField("id", LongType()), StructField("amount", LongType())])
@@ -254,3 +264,63 @@ def test_rejected_rows_name_null_ids_only_for_tables_upserted_on_them(spark, wor
         rows = frame(spark, records, value)
         reasons = {r.offset: r.reason for r in rows.select("offset", task.rejected_rows(rows).alias("reason")).collect()}
         assert reasons == {0: "the id column 'id' is null", 1: None, 2: None, 3: "the id column 'id' is null"}, props
+
+
+def _one_pass_setup(spark, work_dir, tmp_path):
+    """The runtime's frame path (a schemaless JSON plan) feeding an Iceberg task that writes one table."""
+    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+    props = catalog_props(work_dir, **{"iceberg.tables": "db.orders", "iceberg.tables.auto-create-enabled": "true"})
+    task, _ = start_task(props, [TopicPartition("orders", 0), TopicPartition("orders", 1)])
+    return frames, task, props
+
+
+def _plain_iceberg_append_jobs(spark, work_dir) -> int:
+    """Spark jobs of one plain ``writeTo(...).append()`` of a small frame to an existing Iceberg table."""
+    props = catalog_props(work_dir)
+    register_catalog(spark, IcebergSinkConfig.parse({**props, "iceberg.tables": "db.plain"}))
+    table = table_of(props, "db.plain")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {props['iceberg.catalog']}.db")
+    spark.sql(f"CREATE TABLE {table} (a int) USING iceberg")
+    group = f"plain-iceberg-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
+    spark.sparkContext.setJobGroup(group, "a plain append")
+    try:
+        spark.createDataFrame([(1,)], "a int").writeTo(table).append()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_batch_for_one_table_is_one_spark_job_and_stores_the_given_offsets(spark, work_dir, tmp_path):
+    frames, task, props = _one_pass_setup(spark, work_dir, tmp_path)
+    assert task.writes_atomically()
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)  # creates the table
+    # a range may end past its last row (a record a transform dropped): the snapshot stores it as given
+    _, jobs = deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)], 1,
+                            extra_end=3)
+    assert len(jobs) == _plain_iceberg_append_jobs(spark, work_dir), f"more than the append's own jobs: {jobs}"
+    assert (frames.one_pass_batches, frames.checked_batches) == (2, 0)
+    assert stored(spark, props, "db.orders")[-1] == {"v": 1, "sequence": 2, "offsets": {"orders": {"0": 42, "1": 43}}}
+    assert sorted(r.id for r in spark.table(table_of(props, "db.orders")).collect()) == list(range(40))
+    # a batch routed to several tables spreads over several commits, and an upsert reads its batch several
+    # times: both take the runtime's checked way (the batch cached) instead
+    for other in ({"iceberg.tables": "db.a,db.b"}, {"iceberg.tables.default-id-columns": "id"}):
+        other_task = IcebergSinkTask()
+        other_task.start({**props, **other})
+        assert not other_task.writes_atomically(), other
+
+
+def test_rows_for_the_per_record_path_reach_the_table_in_one_snapshot(spark, work_dir, tmp_path):
+    frames, task, props = _one_pass_setup(spark, work_dir, tmp_path)
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[3] = raw_row(23, order_json(23, "7"), key=b"k")  # an integer where the shape has a fraction: survives
+    rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")  # fails per record: errors.tolerance=all drops it
+    deliver_frame(spark, frames, task, rows, 1)
+    assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (1, 1, 2)
+    snapshots = [s for s in stored(spark, props, "db.orders") if s]  # the table's creation stores none
+    assert len(snapshots) == 2, f"the abandoned one-pass write must not commit: {snapshots}"
+    assert snapshots[-1]["offsets"] == {"orders": {"0": 39, "1": 40}}
+    table = {r.id: r for r in spark.table(table_of(props, "db.orders")).collect()}
+    assert sorted(table) == [i for i in range(40) if i != 24]
+    assert table[23].price == 7.0

@@ -4,12 +4,15 @@ How exactly-once works (ARCHITECTURE.md §5, as for the Delta sink):
 
 1. Every data commit the task makes stores, in the same snapshot, the next Kafka offset of every
    partition written to that table so far: a snapshot-summary property of the connector (``ledger.py``).
+   For a batch bound for one existing table they are known before the write: the runtime gives the
+   batch's ranges from the query's offset log (``put_dataframe_batch``), so the write is the batch's only
+   Spark job; routed batches are aggregated first, to learn which tables they reach.
 2. ``open`` reads those offsets back from the listed tables and rewinds the assigned partitions with
    ``context.offset``, so the runtime resumes from what the tables hold, not from the worker's offset
    store, which may lag behind (a crash between the Iceberg commit and the offset commit) or be lost.
-3. ``put_dataframe`` drops every record whose offset is below the table's stored next offset before
+3. ``put_dataframe(_batch)`` drops every record whose offset is below the table's stored next offset before
    writing. Re-delivered records are therefore never written twice, whatever Spark's batch id is.
-4. ``put_dataframe`` returns only after the commits, so everything handed over is in the tables (or was
+4. ``put_dataframe(_batch)`` returns only after the commits, so everything handed over is in the tables (or was
    reported through ``errors.*``, or skipped on purpose: a tombstone for a table without id columns),
    and ``pre_commit`` returns the offsets it was given.
 5. A commit refused because another writer committed first (Iceberg's optimistic concurrency) is
@@ -128,7 +131,9 @@ class IcebergSinkTask(DataFrameSinkTask):
             self.context.offset(seeks)
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
-        """Called by the runtime on the driver per micro-batch: one commit per table with new records."""
+        """Called by the runtime (or a test) on the driver per micro-batch when the batch's offset ranges are not
+        used: one commit per table with new records, the tables and their offsets aggregated from the frame
+        first (one Spark job)."""
         config = self._require_config()
         spark = frame.sparkSession
         self._ensure_catalog(spark)
@@ -148,14 +153,48 @@ class IcebergSinkTask(DataFrameSinkTask):
             written[tp] = max(written.get(tp, 0), row["last"] + 1)
         if unroutable:
             self._report(tagged, unroutable, unrouted_reason(config))
-        single = not config.dynamic and not config.route_field and len(config.tables) == 1
+        single = self._one_table() is not None
         for name, written in sorted(by_table.items()):
             records = frame if single else tagged.where(F.col(TABLE_COLUMN) == name).drop(TABLE_COLUMN)
             self._write(spark, TableTarget(config.catalog, name), records, written)
         self._pace(started)
 
+    def put_dataframe_batch(self, frame: "DataFrame", batch_id: int,
+                            offsets: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Called by the runtime on the driver per micro-batch, with the batch's offset ranges.
+
+        Every record of a batch bound for one existing table (no routing) goes to that table, so its commit
+        stores the batch's next offsets as the runtime gives them and the write is the batch's only Spark
+        job (the runtime's check of ``rejected_rows`` aside). Routed batches, and the first batch of a table
+        not created yet (only rows create it: a batch of tombstones creates nothing), are aggregated first
+        (:meth:`put_dataframe`).
+        """
+        name = self._one_table()
+        spark = frame.sparkSession
+        self._ensure_catalog(spark)
+        target = None if name is None else TableTarget(self._require_config().catalog, name)
+        if target is None or self._schema(spark, target) is None:
+            self.put_dataframe(frame, batch_id)
+            return
+        started = time.monotonic()
+        self._write(spark, target, frame, {tp: end for tp, (_, end) in offsets.items()},
+                    {tp: start for tp, (start, _) in offsets.items()})
+        self._pace(started)
+
+    def writes_atomically(self) -> bool:
+        """Called by the runtime before each batch: True when the batch is appended to one table, one Iceberg
+        commit (a write that fails leaves no snapshot), so the runtime may hand it over in one Spark pass.
+
+        Routing spreads a batch over several commits. An upsert table is one commit too, but its batch is
+        read several times (the null-id check of :meth:`rejected_rows`, the MERGE source's checkpoint):
+        from the runtime's cache (the checked way) that is one read from Kafka instead of two
+        (``jobs/bench_iceberg.py --upsert``).
+        """
+        name = self._one_table()
+        return name is not None and not self._require_config().table_settings(name).id_columns
+
     def rejected_rows(self, frame: "DataFrame") -> "Column | None":
-        """Called by the runtime before ``put_dataframe``: records an upsert table cannot take are record errors.
+        """Called by the runtime before ``put_dataframe(_batch)``: what an upsert table cannot take is a record error.
 
         A record bound for a table with id columns (``iceberg.tables.default-id-columns`` or the table's
         ``id-columns``) whose id column is null — in the value, or in the key for a tombstone — is named
@@ -173,7 +212,7 @@ class IcebergSinkTask(DataFrameSinkTask):
         return reasons[0] if len(reasons) == 1 else F.coalesce(*reasons)
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Called by the runtime on each commit tick. ``put_dataframe`` returns only after its Iceberg
+        """Called by the runtime on each commit tick. ``put_dataframe(_batch)`` returns only after its Iceberg
         commits, so every offset handed over is in the tables (or was reported or skipped on purpose)."""
         return dict(current_offsets)
 
@@ -192,8 +231,14 @@ class IcebergSinkTask(DataFrameSinkTask):
         return dict(self._stored)
 
     def _write(self, spark: "SparkSession", target: TableTarget, records: "DataFrame",
-               written: Mapping[TopicPartition, int]) -> None:
-        """One table's share of the batch: drop what the table holds, write the rest, retry on conflicts."""
+               written: Mapping[TopicPartition, int], firsts: Mapping[TopicPartition, int] | None = None) -> None:
+        """One table's share of the batch: drop what the table holds, write the rest, retry on conflicts.
+
+        ``written``: the next offset per partition this commit stores. ``firsts``: the batch's first offset per
+        partition when known; only partitions whose records start before what the table holds are filtered
+        (a re-delivery), so a batch after the table's last commit carries no filter. ``None``: every
+        partition the table holds is filtered.
+        """
         config = self._require_config()
         settings = config.table_settings(target.name)
         topics = ", ".join(sorted({tp.topic for tp in written}))
@@ -208,7 +253,9 @@ class IcebergSinkTask(DataFrameSinkTask):
             if not fresh:
                 log.info("%s: the batch holds only records %s already has", config.connector_name, target)
                 return
-            rows = table_rows(not_yet_stored(records, before.offsets), settings.id_columns)
+            held = before.offsets if firsts is None else {
+                tp: off for tp, off in before.offsets.items() if tp in firsts and firsts[tp] < off}
+            rows = table_rows(not_yet_stored(records, held), settings.id_columns)
             after = before.advanced(fresh)
             try:
                 written_schema = write_table(spark, target, rows, settings, config, schema, after,
@@ -260,6 +307,13 @@ class IcebergSinkTask(DataFrameSinkTask):
             remaining = interval / 1000.0 - (time.monotonic() - started)
             if remaining > 0:
                 self._stopping.wait(remaining)
+
+    def _one_table(self) -> str | None:
+        """The one table every record goes to (``iceberg.tables`` names one, no routing), else ``None``."""
+        config = self._require_config()
+        if config.dynamic or config.route_field or len(config.tables) != 1:
+            return None
+        return config.tables[0]
 
     def _ensure_catalog(self, spark: "SparkSession") -> None:
         if not self._catalog_ready:
