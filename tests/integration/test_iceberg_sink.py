@@ -32,7 +32,8 @@ from connect_spark.columnar.plan import compile_plan
 from connect_spark.connectors.iceberg import IcebergSinkTask
 from connect_spark.connectors.iceberg.catalog import register_catalog
 from connect_spark.connectors.iceberg.config import IcebergSinkConfig
-from connect_spark.connectors.iceberg.writer import SchemaMismatch, TableMissing
+from connect_spark.connectors.iceberg.target import TableTarget
+from connect_spark.connectors.iceberg.writer import SchemaMismatch, TableMissing, table_schema
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -294,7 +295,12 @@ def _plain_iceberg_append_jobs(spark, work_dir) -> int:
 def test_a_batch_for_one_table_is_one_spark_job_and_stores_the_given_offsets(spark, work_dir, tmp_path):
     frames, task, props = _one_pass_setup(spark, work_dir, tmp_path)
     assert task.writes_atomically()
-    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)  # creates the table
+    # no table yet and nothing for it (every record of the batch dropped): nothing is created
+    task.put_dataframe_batch(frame(spark, [], ORDER), 0, {TopicPartition("orders", 0): (0, 5)})
+    assert table_schema(spark, TableTarget(props["iceberg.catalog"], "db.orders")) is None
+    # the first batch with records creates the table, its offsets too as the runtime gives them
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0, extra_end=1)
+    assert stored(spark, props, "db.orders")[-1] == {"v": 1, "sequence": 1, "offsets": {"orders": {"0": 20, "1": 21}}}
     # a range may end past its last row (a record a transform dropped): the snapshot stores it as given
     _, jobs = deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)], 1,
                             extra_end=3)

@@ -163,18 +163,21 @@ class IcebergSinkTask(DataFrameSinkTask):
                             offsets: Mapping[TopicPartition, tuple[int, int]]) -> None:
         """Called by the runtime on the driver per micro-batch, with the batch's offset ranges.
 
-        Every record of a batch bound for one existing table (no routing) goes to that table, so its commit
-        stores the batch's next offsets as the runtime gives them and the write is the batch's only Spark
-        job (the runtime's check of ``rejected_rows`` aside). Routed batches, and the first batch of a table
-        not created yet (only rows create it: a batch of tombstones creates nothing), are aggregated first
-        (:meth:`put_dataframe`).
+        Without routing every record goes to the one table, so its commit stores the batch's next offsets
+        as the runtime gives them and the write is the batch's only Spark job (the runtime's check of
+        ``rejected_rows`` aside). A table still to be created is created only by a batch holding a record
+        for it: a ``limit(1)`` job looks first. Routed batches are aggregated first (:meth:`put_dataframe`).
         """
         name = self._one_table()
+        if name is None:
+            self.put_dataframe(frame, batch_id)
+            return
+        config = self._require_config()
         spark = frame.sparkSession
         self._ensure_catalog(spark)
-        target = None if name is None else TableTarget(self._require_config().catalog, name)
-        if target is None or self._schema(spark, target) is None:
-            self.put_dataframe(frame, batch_id)
+        target = TableTarget(config.catalog, name)
+        if self._schema(spark, target) is None and frame.isEmpty():
+            log.info("%s: no Iceberg table %s yet and no record for it in this batch", config.connector_name, target)
             return
         started = time.monotonic()
         self._write(spark, target, frame, {tp: end for tp, (_, end) in offsets.items()},
