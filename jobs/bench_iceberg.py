@@ -1,10 +1,10 @@
 """Benchmark: the Iceberg sink ÷ plain Spark ``writeStream.format("iceberg")`` on the same Kafka records.
 
     flock /tmp/connect_spark_bench.lock .venv/bin/python jobs/bench_iceberg.py [--records 1000000]
-        [--partitions 4] [--batch 250000] [--upsert]
+        [--partitions 4] [--batch 250000] [--upsert] [--rounds 2]
 
 Starts a local Kafka broker, writes ``--records`` JSON records (``{"id", "user", "amount", "ts", "note"}``,
-~110 bytes) to one topic with Spark's Kafka sink, then drains the topic twice into fresh Iceberg tables of
+~110 bytes) to one topic with Spark's Kafka sink, then drains the topic twice per round into fresh Iceberg tables of
 one Hadoop catalog, in one SparkSession (``local[2]``), one after the other:
 
 (a) plain Spark: ``readStream.format("kafka")`` → ``from_json`` → ``writeStream.format("iceberg")``,
@@ -13,8 +13,10 @@ one Hadoop catalog, in one SparkSession (``local[2]``), one after the other:
 (b) connect_spark: ``org.apache.iceberg.connect.IcebergSinkConnector`` with the JsonConverter
     (``schemas.enable=false``), AvailableNow, offsets in each snapshot and in the offset store.
 
-Prints records/s of each and the ratio b/a. ``--upsert`` makes (b) MERGE on ``id`` (ids repeat every
-``records/2``) and (a) a ``foreachBatch`` MERGE, instead of appends. Not a test: figures depend on the
+Prints records/s of each and the ratio b/a per round (``--rounds``, default 2: in the first, (a) runs on a
+cold JVM and warms it for (b); from the second on, both run warm, which is the fair comparison).
+``--upsert`` makes (b) MERGE on ``id`` (ids repeat every ``records/2``) and (a) a ``foreachBatch`` MERGE,
+instead of appends. Not a test: figures depend on the
 machine (run it under the benchmark lock on a shared machine).
 """
 
@@ -99,6 +101,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--batch", type=int, default=250_000, help="maxOffsetsPerTrigger of both arms")
     parser.add_argument("--upsert", action="store_true", help="MERGE on id instead of appending")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds of (a) then (b), fresh tables each; from the second on both run on a warm JVM")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
@@ -128,20 +132,24 @@ def main() -> None:
               f"{time.perf_counter() - started:.1f} s ({'upsert' if args.upsert else 'append'}, "
               f"maxOffsetsPerTrigger {args.batch:,})")
 
-        started = time.perf_counter()
-        _plain_spark(spark, broker.bootstrap_servers, topic, f"{catalog}.db.plain", args.batch, work / "plain-cp",
-                     args.upsert)
-        plain = time.perf_counter() - started
-        plain_rows = spark.table(f"{catalog}.db.plain").count()
-        print(f"(a) plain Spark writeStream iceberg : {_rate(args.records, plain)}  rows {plain_rows:,}")
+        for round_ in range(1, args.rounds + 1):
+            started = time.perf_counter()
+            _plain_spark(spark, broker.bootstrap_servers, topic, f"{catalog}.db.plain{round_}", args.batch,
+                         work / f"plain-cp{round_}", args.upsert)
+            plain = time.perf_counter() - started
+            plain_rows = spark.table(f"{catalog}.db.plain{round_}").count()
+            print(f"round {round_} (a) plain Spark writeStream iceberg : {_rate(args.records, plain)}  "
+                  f"rows {plain_rows:,}")
 
-        started = time.perf_counter()
-        _connect_spark(spark, broker.bootstrap_servers, topic, catalog, warehouse, "db.sink", args.batch,
-                       work / "connect", args.upsert)
-        sink = time.perf_counter() - started
-        sink_rows = spark.table(f"{catalog}.db.sink").count()
-        print(f"(b) connect_spark IcebergSink       : {_rate(args.records, sink)}  rows {sink_rows:,}")
-        print(f"ratio b/a = {plain / sink:.2f} (records/s of the sink ÷ plain Spark)")
+            started = time.perf_counter()
+            _connect_spark(spark, broker.bootstrap_servers, topic, catalog, warehouse, f"db.sink{round_}", args.batch,
+                           work / f"connect{round_}", args.upsert)
+            sink = time.perf_counter() - started
+            sink_rows = spark.table(f"{catalog}.db.sink{round_}").count()
+            print(f"round {round_} (b) connect_spark IcebergSink       : {_rate(args.records, sink)}  "
+                  f"rows {sink_rows:,}")
+            warm = "the JVM cold for (a), warmed by it for (b)" if round_ == 1 else "both warm"
+            print(f"round {round_} ratio b/a = {plain / sink:.2f} (records/s of the sink ÷ plain Spark; {warm})")
     finally:
         if spark is not None:
             spark.stop()
