@@ -196,7 +196,7 @@ def test_consumer_group_mirrors_the_offsets(store, admin, bootstrap_servers, con
 def test_reset_of_a_group_that_never_existed_is_fine(store, connector, caplog):
     with caplog.at_level(logging.WARNING, logger="connect_spark.storage"):
         store.write(connector, {TP0: None})
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [r for r in _store_records(caplog) if r.levelno >= logging.WARNING]
     assert store.read(connector) == {}
 
 
@@ -235,7 +235,7 @@ def test_foreign_records_are_skipped_with_a_warning(store, bootstrap_servers, of
         producer.close()
     with caplog.at_level(logging.WARNING, logger="connect_spark.storage"):
         assert store.read(connector) == {TP0: 1, TP1: 12}  # string partition and offset accepted
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [r.getMessage() for r in _store_records(caplog) if r.levelno == logging.WARNING]
     assert len(warnings) == 3  # (a compacted topic refuses null keys, so there are none to skip)
     assert all(f"{offsets_topic}[0]@" in w for w in warnings)
     with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5) as again:
@@ -330,3 +330,8 @@ def test_parse_jaas_config():
     assert options == {"username": "a b", "password": "c"}
     with pytest.raises(ValueError):
         parse_jaas_config('x.Module required username="a" garbage;')
+
+
+def _store_records(caplog):
+    """What the store logged; not kafka-python's own warnings (a slow poll on a busy machine logs one)."""
+    return [r for r in caplog.records if r.name.startswith("connect_spark.storage")]
