@@ -68,9 +68,12 @@ if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
 
-__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "StagedCounts", "NotVectorizable", "SPLIT_FRAME_COLUMNS", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
+__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "CACHE_COMPRESSION", "StagedCounts", "NotVectorizable", "SPLIT_FRAME_COLUMNS", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
 
 log = logging.getLogger(__name__)
+
+#: Spark's setting for compressing cached columns, read when a DataFrame is persisted.
+CACHE_COMPRESSION = "spark.sql.inMemoryColumnarStorage.compressed"
 
 _OK = "__columnar_ok"
 _KEEP = "__columnar_keep"
@@ -237,15 +240,26 @@ class PlanOutput:
                                   kind.cast("int").alias("row_kind"))
 
     def persisted(self) -> "PlanOutput":
-        """The same output with ``staged`` persisted on the executors' local disks; call :meth:`unpersist` after.
+        """The same output with ``staged`` persisted on the executors' local disks, uncompressed; call
+        :meth:`unpersist` after.
 
         On disk, not in memory: a batch of a million rows would otherwise hold hundreds of megabytes of
-        executor memory (the driver's, in a local session) for the time of one write, and the cached blocks
-        are Spark's compressed columnar batches, cheap to write and read back.
+        executor memory (the driver's, in a local session) for the time of one write. Uncompressed: the
+        cache is written once and read once, and Spark's columnar compression (each column's encodings
+        tried on every value) cost 3-5 µs of JVM CPU a row for it, a quarter of a checked batch's extra
+        cost (``jobs/bench_all.py``, arm b1). Spark reads the setting when the cache is declared, so it is
+        switched off for the ``persist`` call only and the session's own value is put back.
         """
         from pyspark import StorageLevel
 
-        return replace(self, staged=self.staged.persist(StorageLevel.DISK_ONLY))
+        conf = self.staged.sparkSession.conf
+        before = conf.get(CACHE_COMPRESSION)
+        conf.set(CACHE_COMPRESSION, "false")
+        try:
+            staged = self.staged.persist(StorageLevel.DISK_ONLY)
+        finally:
+            conf.set(CACHE_COMPRESSION, before)
+        return replace(self, staged=staged)
 
     def unpersist(self) -> None:
         self.staged.unpersist()

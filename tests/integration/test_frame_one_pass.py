@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 
 from py4j.clientserver import ClientServerConnection
 
 from delta.tables import DeltaTable
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
+from connect_spark.columnar.plan import CACHE_COMPRESSION, batch_offset_ranges, compile_plan
 from connect_spark.connectors.delta import DeltaSinkTask
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
@@ -135,3 +136,36 @@ def test_rows_for_the_per_record_path_are_written_beside_the_others_in_one_commi
     table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
     assert sorted(table) == [i for i in range(40) if i != 24]
     assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23
+
+
+def _cached_bytes(spark) -> int:
+    return sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo())
+
+
+def test_a_checked_batch_is_cached_uncompressed_and_the_sessions_setting_is_kept(spark, tmp_path):
+    from pyspark import StorageLevel
+
+    frames, _, _ = _setup(spark, tmp_path)
+    raw = spark.createDataFrame([_raw(i, _order(i), key=b"k") for i in range(4000)], RAW_DDL)
+    before = spark.conf.get(CACHE_COMPRESSION)
+    assert before == "true"  # Spark's default, which Spark's own caches keep
+
+    def filled_size(output) -> int:
+        empty = _cached_bytes(spark)
+        try:
+            assert output.fallback.toArrow().num_rows == 0  # the job that fills the cache
+            return _cached_bytes(spark) - empty
+        finally:
+            output.staged.unpersist(blocking=True)
+
+    output = frames.plan.apply(raw)
+    compressed = filled_size(replace(output, staged=output.staged.persist(StorageLevel.DISK_ONLY)))
+    uncompressed = filled_size(frames.plan.apply(raw).persisted())
+    assert uncompressed > 1.2 * compressed > 0
+    assert spark.conf.get(CACHE_COMPRESSION) == before
+    spark.conf.set(CACHE_COMPRESSION, "false")
+    try:
+        frames.plan.apply(raw).persisted().unpersist()
+        assert spark.conf.get(CACHE_COMPRESSION) == "false"
+    finally:
+        spark.conf.set(CACHE_COMPRESSION, before)
