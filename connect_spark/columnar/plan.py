@@ -42,6 +42,7 @@ RecordIsTombstone (negated or not). Anything else (HeaderFrom, custom plugins) m
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,10 @@ log = logging.getLogger(__name__)
 
 #: Spark's setting for compressing cached columns, read when a DataFrame is persisted.
 CACHE_COMPRESSION = "spark.sql.inMemoryColumnarStorage.compressed"
+
+#: Held while :meth:`PlanOutput.persisted` has the setting switched off: connectors sharing a session
+#: persist from their own query threads, and one must not read (and later put back) another's "false".
+_CACHE_SETTING_LOCK = threading.Lock()
 
 _OK = "__columnar_ok"
 _KEEP = "__columnar_keep"
@@ -246,19 +251,21 @@ class PlanOutput:
         On disk, not in memory: a batch of a million rows would otherwise hold hundreds of megabytes of
         executor memory (the driver's, in a local session) for the time of one write. Uncompressed: the
         cache is written once and read once, and Spark's columnar compression (each column's encodings
-        tried on every value) cost 3-5 µs of JVM CPU a row for it, a quarter of a checked batch's extra
-        cost (``jobs/bench_all.py``, arm b1). Spark reads the setting when the cache is declared, so it is
-        switched off for the ``persist`` call only and the session's own value is put back.
+        tried on every value) cost 3-5 µs of JVM CPU a row for it, of the 7-11 µs the checked way adds to
+        one pass (README, "Benchmarks"). Spark reads the setting when the cache is declared, so it is
+        switched off for the ``persist`` call only and the session's own value is put back (under a lock, as
+        connectors sharing the session persist from their own threads).
         """
         from pyspark import StorageLevel
 
         conf = self.staged.sparkSession.conf
-        before = conf.get(CACHE_COMPRESSION)
-        conf.set(CACHE_COMPRESSION, "false")
-        try:
-            staged = self.staged.persist(StorageLevel.DISK_ONLY)
-        finally:
-            conf.set(CACHE_COMPRESSION, before)
+        with _CACHE_SETTING_LOCK:
+            before = conf.get(CACHE_COMPRESSION)
+            conf.set(CACHE_COMPRESSION, "false")
+            try:
+                staged = self.staged.persist(StorageLevel.DISK_ONLY)
+            finally:
+                conf.set(CACHE_COMPRESSION, before)
         return replace(self, staged=staged)
 
     def unpersist(self) -> None:

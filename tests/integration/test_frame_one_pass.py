@@ -169,3 +169,20 @@ def test_a_checked_batch_is_cached_uncompressed_and_the_sessions_setting_is_kept
         assert spark.conf.get(CACHE_COMPRESSION) == "false"
     finally:
         spark.conf.set(CACHE_COMPRESSION, before)
+
+
+def test_checked_batches_of_connectors_sharing_a_session_leave_its_setting_as_it_was(spark, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    frames, _, _ = _setup(spark, tmp_path)
+    raw = spark.createDataFrame([_raw(i, _order(i), key=b"k") for i in range(10)], RAW_DDL)
+    outputs = [frames.plan.apply(raw) for _ in range(2)]
+    before = spark.conf.get(CACHE_COMPRESSION)
+
+    def persist_many(output) -> None:
+        for _ in range(25):
+            output.persisted().unpersist()
+
+    with ThreadPoolExecutor(2) as pool:  # two connectors' query threads
+        list(pool.map(persist_many, outputs))
+    assert spark.conf.get(CACHE_COMPRESSION) == before
