@@ -22,8 +22,7 @@ from connect_spark.runtime.task_context import WorkerSinkTaskContext
 from connect_spark.storage.kafka_util import kafka_client_kwargs
 from connect_spark.streaming.source import raw_columns
 from connect_spark.testing.kafka import create_topic, produce
-from tests.integration.test_columnar_equivalence import _connector
-from tests.integration.test_frame_one_pass import SCHEMALESS, _plain_delta_write_jobs
+from tests.integration.frame_batches import SCHEMALESS, plain_delta_write_jobs, plan_connector
 
 
 def _value(partition: int, i: int) -> bytes:
@@ -85,7 +84,7 @@ def test_an_unreachable_head_gives_none_and_the_plan_samples_with_spark(spark, b
 
 def test_the_first_batch_learns_its_shape_without_a_spark_job(spark, bootstrap_servers, topic_name, tmp_path):
     _fill(bootstrap_servers, topic_name, 20)
-    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
     sampler = _sampler(spark, bootstrap_servers)
     frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
                           sampler)
@@ -97,7 +96,7 @@ def test_the_first_batch_learns_its_shape_without_a_spark_job(spark, bootstrap_s
     tps = [TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)]
     task.context.set_assignment(set(tps))
     task.open(tps)
-    plain_jobs = _plain_delta_write_jobs(spark, tmp_path)
+    plain_jobs = plain_delta_write_jobs(spark, tmp_path)
 
     raw = raw_columns(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
                       .option("subscribe", topic_name).load())

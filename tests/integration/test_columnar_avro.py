@@ -7,7 +7,8 @@ import datetime
 import decimal
 import json
 
-from test_columnar_equivalence import _raw, run_both
+from tests.integration.frame_batches import raw_row
+from tests.integration.test_columnar_equivalence import run_both
 
 SCHEMA = {
     "type": "record", "name": "Event", "namespace": "vec", "fields": [
@@ -58,7 +59,7 @@ def test_vectorized_avro_matches_the_per_record_converter(spark, schema_registry
         other({"n": 5}, context),                   # another writer schema: per record
         good.replace(b"w1", b"w\xff"),             # malformed UTF-8 in a string: U+FFFD per record, as Java
     ]
-    rows = [_raw(i, v) for i, v in enumerate(values)]
+    rows = [raw_row(i, v) for i, v in enumerate(values)]
     counts = run_both(spark, work_dir, rows, **{"value.converter": "io.confluent.connect.avro.AvroConverter",
                                                 "value.converter.schema.registry.url": schema_registry_url})
     assert counts["good"] >= 61  # the 60 events and the tombstone

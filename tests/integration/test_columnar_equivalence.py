@@ -18,25 +18,14 @@ import pytest
 
 from connect_spark.api.data import Struct
 from connect_spark.columnar.plan import compile_plan, consumed_offsets
-from connect_spark.config.connector import ConnectorConfig
-from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.task_builder import build_task_plugins
-from connect_spark.testing.harness import worker_properties
+from tests.integration.frame_batches import RAW_DDL, SCHEMALESS, plan_connector, raw_row
 
-RAW_DDL = ("topic string, partition int, offset long, timestamp_ms long, timestamp_type int, key binary, "
-           "value binary, headers array<struct<key:string,value:binary>>")
 RAW_ARROW = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
                        ("timestamp_ms", pa.int64()), ("timestamp_type", pa.int32()), ("key", pa.binary()),
                        ("value", pa.binary()),
                        ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])))])
-
-
-def _connector(tmp_path, **props: str) -> tuple[ConnectorConfig, WorkerConfig]:
-    worker = WorkerConfig(worker_properties("127.0.0.1:9", tmp_path))
-    connector = ConnectorConfig({"name": "vec", "connector.class": "connect_spark.testing.recording.RecordingSinkConnector",
-                                 "topics": "orders", "errors.tolerance": "all", **props})
-    return connector, worker
 
 
 def _typed(v: Any) -> Any:
@@ -59,7 +48,7 @@ def _signature(r: Any) -> tuple:
 
 
 def run_both(spark, tmp_path, rows: list[tuple], **props: str) -> dict[str, int]:
-    connector, worker = _connector(tmp_path, **props)
+    connector, worker = plan_connector(tmp_path, **props)
     plan = compile_plan(connector, worker)
     assert plan is not None, "expected a vectorizable configuration"
     converter = build_task_plugins(connector, worker, 0).converter
@@ -83,11 +72,6 @@ def run_both(spark, tmp_path, rows: list[tuple], **props: str) -> dict[str, int]
     assert consumed == {tp: max(r[2] for r in rows if (r[0], r[1]) == tp) + 1 for tp in {(r[0], r[1]) for r in rows}}
     raw_df.unpersist()
     return {"good": len(good), "fallback": fallback_table.num_rows, "expected": len(expected)}
-
-
-def _raw(i: int, value: bytes | None, key: bytes | None = None, headers=None, ts: int | None = 1_700_000_000_000,
-         topic: str = "orders") -> tuple:
-    return (topic, i % 2, i, ts, 0 if ts is not None else -1, key, value, headers or [])
 
 
 def _json_value(rnd: random.Random) -> Any:
@@ -128,7 +112,7 @@ def _schemaless_batch(seed: int) -> list[tuple]:
         else:
             value = rnd.choice([None, b"", b"null", b"{bad", b"\xff\xfe{}", b"[1,2]", b"42", b'"s"',
                                 b'{"id":1,"id":2}', b"NaN", b'{"id": 123456789012345678901}'])
-        rows.append(_raw(i, value, key=rnd.choice([None, b'"k"', b"7", str(i).encode()])))
+        rows.append(raw_row(i, value, key=rnd.choice([None, b'"k"', b"7", str(i).encode()])))
     return rows
 
 
@@ -185,7 +169,7 @@ def _envelope_batch(seed: int) -> list[tuple]:
         value = json.dumps(envelope).encode()
         if rnd.random() < 0.08:
             value = rnd.choice([None, b"", b'{"payload": 1}', b"{not json"])
-        rows.append(_raw(i, value, key=str(i).encode(), ts=rnd.choice([1_700_000_000_000, -1, None])))
+        rows.append(raw_row(i, value, key=str(i).encode(), ts=rnd.choice([1_700_000_000_000, -1, None])))
     return rows
 
 
@@ -206,7 +190,7 @@ def _routing_batch(seed: int) -> list[tuple]:
         headers = rnd.choice([[], [{"key": "skip", "value": b"1"}], [{"key": "trace", "value": b"abc"},
                                                                     {"key": "drop-me", "value": b"42"}]])
         value = rnd.choice([None, json.dumps({"a": i, "b": "x", "c": [i]}).encode()])
-        rows.append(_raw(i, value, key=rnd.choice([None, b"k\xc3\xa9", b"\xff"]), headers=headers,
+        rows.append(raw_row(i, value, key=rnd.choice([None, b"k\xc3\xa9", b"\xff"]), headers=headers,
                          topic=rnd.choice(["orders", "orders-eu", "other"])))
     return rows
 
@@ -245,9 +229,6 @@ def test_string_keys_routing_filters_and_fields(spark, tmp_path):
 
 # --- field-level transforms (InsertField, MaskField, Cast, ValueToKey, ...) ----------------------
 
-SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false"}
 ENVELOPE = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter.schemas.enable": "true"}
@@ -304,7 +285,7 @@ def _flat_batch(seed: int, envelope: bool, rows: int = 48) -> list[tuple]:
             value = json.dumps({"schema": schema, "payload": doc} if envelope else doc).encode()
         key = rnd.choice([None, b"17", b"-3", b"300", b"x1", b"+5", b"9223372036854775808"])
         headers = rnd.choice([[], [{"key": "skip", "value": b"1"}]])
-        out.append(_raw(i, value, key=key, headers=headers, ts=rnd.choice([1_700_000_000_123, 0, -1, None])))
+        out.append(raw_row(i, value, key=key, headers=headers, ts=rnd.choice([1_700_000_000_123, 0, -1, None])))
     return out
 
 
@@ -338,7 +319,7 @@ def test_casts_from_strings_and_replacement_masks(spark, tmp_path, envelope):
 
 
 def test_whole_value_casts_of_string_keys(spark, tmp_path):
-    rows = [_raw(i, b'{"a":1}', key=k) for i, k in enumerate(
+    rows = [raw_row(i, b'{"a":1}', key=k) for i, k in enumerate(
         [None, b"12", b"-0", b"+5", b"1.5", b"abc", b" 7", b"2147483648", b"-2147483648", b"007", b"\xd9\xa3"])]
     for target in ("int32", "float32", "boolean", "string"):
         counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(("k", "Cast$Key", {"spec": target})))
@@ -415,7 +396,7 @@ def test_key_side_field_transforms(spark, tmp_path):
         usual = json.dumps({"id": i, "region": rnd.choice(["eu", "us"]), "n": 1.5}).encode()
         key = rnd.choice([usual, usual, usual, None, b"null", json.dumps({"id": 2**40, "region": "eu", "n": 2.5}).encode(),
                           b"7"])
-        rows.append(_raw(i, json.dumps({"a": i}).encode(), key=key, ts=rnd.choice([5, 5, None])))
+        rows.append(raw_row(i, json.dumps({"a": i}).encode(), key=key, ts=rnd.choice([5, 5, None])))
     counts = run_both(spark, tmp_path, rows, **{**SCHEMALESS, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
                                                 "key.converter.schemas.enable": "false"}, **_chain(
         ("insert", "InsertField$Key", {"partition.field": "p", "timestamp.field": "n"}),
@@ -428,7 +409,7 @@ def test_key_side_field_transforms(spark, tmp_path):
 
 
 def test_schema_metadata_and_hoist_on_string_keys(spark, tmp_path):
-    rows = [_raw(i, json.dumps({"a": i}).encode(), key=k) for i, k in enumerate([None, b"k1", b"", b"\xff", b"k2"])]
+    rows = [raw_row(i, json.dumps({"a": i}).encode(), key=k) for i, k in enumerate([None, b"k1", b"", b"\xff", b"k2"])]
     counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(
         ("meta", "SetSchemaMetadata$Key", {"schema.name": "shop.Key", "schema.version": "2"}),
         ("hoist", "HoistField$Key", {"field": "k"}),
@@ -472,7 +453,7 @@ def test_timestamp_converter_with_schemas(spark, tmp_path, target, precision, fm
 def test_timestamp_converter_schemaless(spark, tmp_path, target, precision, fmt):
     rnd = random.Random(81)
     usual = [0, 1_700_000_000_123, 86_400_000 * 365]
-    rows = [_raw(i, json.dumps({"at": rnd.choice(usual * 2 + [-1, -86_400_001, 2**62, 253402300800000]),
+    rows = [raw_row(i, json.dumps({"at": rnd.choice(usual * 2 + [-1, -86_400_001, 2**62, 253402300800000]),
                                 "s": "x"}).encode(), key=rnd.choice([None, b"5", b"5", b"-1234567", b"x"]))
             for i in range(30)]
     counts = run_both(spark, tmp_path, rows, **SCHEMALESS, **_chain(
@@ -524,13 +505,13 @@ def _text_proof_batch() -> list[tuple]:
     # U+FFFD, so only the UTF-8 check refuses them), and a real U+FFFD (valid UTF-8)
     for inside in (b"\xff", b"ab\xc3", b"\xed\xa0\x80", b"\xc0\xaf", b"\xef\xbf\xbd"):
         rows.append((good % ("7", "@", "1.5", "true", "0")).encode().replace(b"@", inside))
-    return [_raw(i, value) for i, value in enumerate(rows)]
+    return [raw_row(i, value) for i, value in enumerate(rows)]
 
 
 def test_text_proof_of_schemaless_rows_matches_per_record(spark, tmp_path, capsys):
     props = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
              "value.converter.schemas.enable": "false"}
-    plan = compile_plan(*_connector(tmp_path, **props))
+    plan = compile_plan(*plan_connector(tmp_path, **props))
     plan.apply(spark.createDataFrame(_text_proof_batch(), RAW_DDL)).good.explain(extended=True)
     assert "RLIKE" in capsys.readouterr().out  # the batch takes the text proof, not to_json
     counts = run_both(spark, tmp_path, _text_proof_batch(), **props)

@@ -14,7 +14,8 @@ import json
 
 import pytest
 
-from tests.integration.test_columnar_equivalence import _raw, run_both
+from tests.integration.frame_batches import RAW_DDL, plan_connector, raw_row
+from tests.integration.test_columnar_equivalence import run_both
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 CONVERTERS = {"key.converter": JSON, "key.converter.schemas.enable": "true",
@@ -102,14 +103,14 @@ def _batch(separators) -> list[tuple]:
         text = "{" + (PLAIN if i % 2 == 0 else EDGES[i // 2]).format(i=i) + "}"
         key = _key(i, separators) if i % 3 else _value("{" + KEY_EDGES[i // 3 % len(KEY_EDGES)].format(i=i) + "}",
                                                        KEY_SCHEMA, separators)
-        rows.append(_raw(i, _value(text, separators=separators), key=key))
-    rows.append(_raw(len(rows), _value("{" + PLAIN.format(i=0) + "}"), key=_value("null", KEY_SCHEMA)))
+        rows.append(raw_row(i, _value(text, separators=separators), key=key))
+    rows.append(raw_row(len(rows), _value("{" + PLAIN.format(i=0) + "}"), key=_value("null", KEY_SCHEMA)))
     n = len(rows)
     other = {**VALUE_SCHEMA, "name": "com.example.Rox"}  # one byte apart
-    rows.append(_raw(n, _value("{" + PLAIN.format(i=n) + "}", other, separators), key=_key(n, separators)))
+    rows.append(raw_row(n, _value("{" + PLAIN.format(i=n) + "}", other, separators), key=_key(n, separators)))
     spaced = (", ", ": ") if separators == (",", ":") else (",", ":")  # the other writer's spacing
-    rows.append(_raw(n + 1, _value("{" + PLAIN.format(i=n + 1) + "}", separators=spaced), key=_key(n + 1, spaced)))
-    rows.append(_raw(n + 2, _value("{" + PLAIN.format(i=n + 2) + "}", separators=separators)[:-1] + b" }",
+    rows.append(raw_row(n + 1, _value("{" + PLAIN.format(i=n + 1) + "}", separators=spaced), key=_key(n + 1, spaced)))
+    rows.append(raw_row(n + 2, _value("{" + PLAIN.format(i=n + 2) + "}", separators=separators)[:-1] + b" }",
                      key=_value('{"id":1.5,"p":1,"hot":true}', KEY_SCHEMA)))
     return rows
 
@@ -127,13 +128,12 @@ def test_split_frame_keeps_headers_only_where_rows_fall_back(spark, tmp_path):
     """Converted rows carry their headers in ``frame_headers``; the raw ``headers`` column is an empty list
     for them (not null: Spark's Arrow writer is slow on null lists) and the raw headers where rows fall back."""
     from connect_spark.columnar.plan import compile_plan
-    from tests.integration.test_columnar_equivalence import RAW_DDL, _connector
 
     headers = [{"key": "h", "value": b"v"}]
-    rows = [_raw(0, _value("{" + PLAIN.format(i=0) + "}"), key=_key(0), headers=headers),
-            _raw(1, b"{not json", key=_key(1), headers=headers),
-            _raw(2, _value("{" + PLAIN.format(i=2) + "}"), key=_key(2))]
-    connector, worker = _connector(tmp_path, **CONVERTERS)
+    rows = [raw_row(0, _value("{" + PLAIN.format(i=0) + "}"), key=_key(0), headers=headers),
+            raw_row(1, b"{not json", key=_key(1), headers=headers),
+            raw_row(2, _value("{" + PLAIN.format(i=2) + "}"), key=_key(2))]
+    connector, worker = plan_connector(tmp_path, **CONVERTERS)
     raw = spark.createDataFrame(rows, RAW_DDL)
     split = compile_plan(connector, worker).apply(raw).split()
     assert split.schema["headers"].dataType == raw.schema["headers"].dataType

@@ -13,13 +13,8 @@ import json
 from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
-from tests.integration.test_columnar_equivalence import RAW_DDL, _connector, _raw, run_both
-
-SCHEMALESS = {
-    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-    "value.converter.schemas.enable": "false",
-}
+from tests.integration.frame_batches import RAW_DDL, SCHEMALESS, plan_connector, raw_row
+from tests.integration.test_columnar_equivalence import run_both
 
 DOMINANT = '{"id":%d,"user":"u-%d","price":%s,"ok":true,"tags":[1,2],"inner":{"b":"x","a":%d}}'
 
@@ -50,13 +45,13 @@ EDGE_TEXTS = [
 
 def _dominant_rows(first: int, count: int) -> list[tuple]:
     prices = ["0.5", "12.25", "3.0", "1.75", "100.5"]
-    return [_raw(i, (DOMINANT % (i, i, prices[i % len(prices)], i)).encode(), key=b"k")
+    return [raw_row(i, (DOMINANT % (i, i, prices[i % len(prices)], i)).encode(), key=b"k")
             for i in range(first, first + count)]
 
 
 def test_fast_check_edge_texts_match_per_record(spark, tmp_path):
     rows = _dominant_rows(0, 30)
-    rows += [_raw(100 + i, text, key=b"k") for i, text in enumerate(EDGE_TEXTS)]
+    rows += [raw_row(100 + i, text, key=b"k") for i, text in enumerate(EDGE_TEXTS)]
     counts = run_both(spark, tmp_path, rows, **SCHEMALESS)
     assert counts["good"] >= 30  # the dominant shape and the texts it proves exact
     assert counts["fallback"] >= 8  # NaN, single quotes, duplicates, wrong kinds, extra keys, ...
@@ -76,7 +71,7 @@ def _ids(table) -> list[int]:
 
 
 def test_learned_shape_is_reused_then_relearned(spark, tmp_path):
-    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
     plan = compile_plan(connector, worker)
     frames = FrameBatches(spark, plan, build_task_plugins(connector, worker, 0).converter)
 
@@ -88,7 +83,7 @@ def test_learned_shape_is_reused_then_relearned(spark, tmp_path):
     assert plan.reused_samples  # no sample: the shape of the first batch still fits
     assert [v["id"] for v in table.column("value").to_pylist()] == list(range(20, 40))
 
-    other_shape = [_raw(40 + i, json.dumps({"order": i, "amount": i + 0.5}).encode(), key=b"k") for i in range(20)]
+    other_shape = [raw_row(40 + i, json.dumps({"order": i, "amount": i + 0.5}).encode(), key=b"k") for i in range(20)]
     table, ranges = _deliver(frames, spark.createDataFrame(other_shape, RAW_DDL))
     assert not plan.reused_samples  # every row missed the old shape: learnt again from this batch
     values = table.column("value").to_pylist()
@@ -99,7 +94,7 @@ def test_learned_shape_is_reused_then_relearned(spark, tmp_path):
 
 
 def test_one_pass_for_clean_batches_and_survivors_beside_the_good_rows_otherwise(spark, tmp_path):
-    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
     frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
 
     table, _ = _deliver(frames, spark.createDataFrame(_dominant_rows(0, 40), RAW_DDL), atomic=True)
@@ -109,8 +104,8 @@ def test_one_pass_for_clean_batches_and_survivors_beside_the_good_rows_otherwise
     # an integer where the shape has a fraction needs the per-record path and survives (widened to the
     # column's double); NaN fails it (errors.tolerance=all)
     rows = _dominant_rows(40, 40)
-    rows[5] = _raw(45, (DOMINANT % (45, 45, "7", 45)).encode(), key=b"k")
-    rows[9] = _raw(49, (DOMINANT % (49, 49, "NaN", 49)).encode(), key=b"k")
+    rows[5] = raw_row(45, (DOMINANT % (45, 45, "7", 45)).encode(), key=b"k")
+    rows[9] = raw_row(49, (DOMINANT % (49, 49, "NaN", 49)).encode(), key=b"k")
     table, _ = _deliver(frames, spark.createDataFrame(rows, RAW_DDL), atomic=True)
     assert _ids(table) == [i for i in range(40, 80) if i != 49]
     survivor = next(v for v in table.column("value").to_pylist() if v["id"] == 45)
@@ -126,10 +121,10 @@ def test_one_pass_for_clean_batches_and_survivors_beside_the_good_rows_otherwise
 
 
 def test_a_survivor_that_does_not_fit_the_good_rows_rebuilds_the_batch_from_records(spark, tmp_path):
-    connector, worker = _connector(tmp_path, **SCHEMALESS)
+    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
     frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
     rows = _dominant_rows(0, 20)
-    rows.append(_raw(20, b'{"id":20,"user":"u","price":1.5,"ok":true,"tags":[1],"inner":{"b":"x","a":1},"extra":1}',
+    rows.append(raw_row(20, b'{"id":20,"user":"u","price":1.5,"ok":true,"tags":[1],"inner":{"b":"x","a":1},"extra":1}',
                      key=b"k"))
     table, _ = _deliver(frames, spark.createDataFrame(rows, RAW_DDL), atomic=True)
     assert _ids(table) == list(range(21))

@@ -9,7 +9,6 @@ try and is written once, those rows converted per record beside the others.
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import replace
 
 from py4j.clientserver import ClientServerConnection
@@ -17,25 +16,22 @@ from py4j.clientserver import ClientServerConnection
 from delta.tables import DeltaTable
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.columnar.plan import CACHE_COMPRESSION, batch_offset_ranges, compile_plan
+from connect_spark.columnar.plan import CACHE_COMPRESSION, batch_offset_ranges
 from connect_spark.connectors.delta import DeltaSinkTask
-from connect_spark.runtime.dataframe_mode import FrameBatches
-from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
-from tests.integration.test_columnar_equivalence import RAW_DDL, _connector, _raw
-
-SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false"}
-
-
-def _order(i: int, price: str = "%d.5") -> bytes:
-    return ('{"id":%d,"user":"u-%d","price":%s,"tags":[1,2]}' % (i, i, price % i if "%" in price else price)).encode()
+from tests.integration.frame_batches import (
+    RAW_DDL,
+    deliver_clean_then_mixed,
+    deliver_frame,
+    order_json,
+    plain_delta_write_jobs,
+    plan_frames,
+    raw_row,
+)
 
 
 def _setup(spark, tmp_path):
-    connector, worker = _connector(tmp_path, **SCHEMALESS)
-    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+    frames = plan_frames(spark, tmp_path)
     path = str(tmp_path / "orders")
     props = {"name": "one-pass", "delta.table.path": path, "delta.column.offset": "kafka_offset"}
     task = DeltaSinkTask()
@@ -47,38 +43,6 @@ def _setup(spark, tmp_path):
     return frames, task, path
 
 
-def _deliver(spark, frames, task, rows, batch_id, extra_end: int = 0):
-    raw = spark.createDataFrame(rows, RAW_DDL)
-    ranges = {tp: (start, end + extra_end) for tp, (start, end) in batch_offset_ranges(raw).items()}
-    group = f"one-pass-{batch_id}-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
-    spark.sparkContext.setJobGroup(group, "a frame batch")
-    try:
-        frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, batch_id, ranges),
-                       task.writes_atomically())
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return ranges, spark.sparkContext.statusTracker().getJobIdsForGroup(group)
-
-
-def _plain_delta_write_jobs(spark, tmp_path) -> int:
-    """Spark jobs of one plain append (with a transaction id, as the sink) to an existing Delta table:
-    the write itself plus Delta's own look-up of the table's transaction ids (3 small jobs in Delta 4.0)."""
-    path = str(tmp_path / "plain")
-
-    def append(version: int) -> None:
-        (spark.createDataFrame([(version,)], "a int").write.format("delta").mode("append")
-         .option("txnAppId", "plain").option("txnVersion", str(version)).save(path))
-
-    append(1)
-    group = f"plain-delta-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
-    spark.sparkContext.setJobGroup(group, "a plain append")
-    try:
-        append(2)
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-
-
 def _history(spark, path):
     rows = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
     return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
@@ -86,11 +50,11 @@ def _history(spark, path):
 
 def test_a_clean_batch_is_one_spark_job_and_stores_the_given_offsets(spark, tmp_path):
     frames, task, path = _setup(spark, tmp_path)
-    _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(20)], 0)  # learns the shape
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)  # learns the shape
     # a range may end past its last row (a record a transform dropped, a transaction marker): it is stored as given
-    ranges, jobs = _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(20, 40)], 1,
+    ranges, jobs = deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)], 1,
                             extra_end=3)
-    assert len(jobs) == _plain_delta_write_jobs(spark, tmp_path), f"more than the write's own jobs: {jobs}"
+    assert len(jobs) == plain_delta_write_jobs(spark, tmp_path), f"more than the write's own jobs: {jobs}"
     assert (frames.one_pass_batches, frames.checked_batches) == (2, 0)
     assert _history(spark, path)[-1] == {"orders": {"0": 42, "1": 43}}  # ends 39 and 40, + 3
     got = sorted(r["id"] for r in spark.read.format("delta").load(path).collect())
@@ -103,9 +67,9 @@ def test_a_clean_batch_costs_few_round_trips_to_the_jvm(spark, tmp_path, monkeyp
     with debugging on and the expressions rebuilt per batch; ~190 with both fixed, the write included."""
     frames, task, path = _setup(spark, tmp_path)
     for batch_id in range(2):  # learns the shape, creates the table
-        _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(batch_id * 20, batch_id * 20 + 20)],
+        deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(batch_id * 20, batch_id * 20 + 20)],
                  batch_id)
-    raw = spark.createDataFrame([_raw(i, _order(i), key=b"k") for i in range(40, 60)], RAW_DDL)
+    raw = spark.createDataFrame([raw_row(i, order_json(i), key=b"k") for i in range(40, 60)], RAW_DDL)
     ranges = batch_offset_ranges(raw)
     calls = []
     send = ClientServerConnection.send_command
@@ -124,11 +88,7 @@ def test_a_clean_batch_costs_few_round_trips_to_the_jvm(spark, tmp_path, monkeyp
 
 def test_rows_for_the_per_record_path_are_written_beside_the_others_in_one_commit(spark, tmp_path):
     frames, task, path = _setup(spark, tmp_path)
-    _deliver(spark, frames, task, [_raw(i, _order(i), key=b"k") for i in range(20)], 0)
-    rows = [_raw(i, _order(i), key=b"k") for i in range(20, 40)]
-    rows[3] = _raw(23, _order(23, "7"), key=b"k")  # an integer where the shape has a fraction: survives
-    rows[4] = _raw(24, _order(24, "NaN"), key=b"k")  # fails per record: errors.tolerance=all drops it
-    _deliver(spark, frames, task, rows, 1)
+    deliver_clean_then_mixed(spark, frames, task)  # order 23 survives the per-record path, 24 fails it
     assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (1, 1, 2)
     history = _history(spark, path)
     assert len(history) == 2, "the abandoned one-pass write must not commit"
@@ -146,7 +106,7 @@ def test_a_checked_batch_is_cached_uncompressed_and_the_sessions_setting_is_kept
     from pyspark import StorageLevel
 
     frames, _, _ = _setup(spark, tmp_path)
-    raw = spark.createDataFrame([_raw(i, _order(i), key=b"k") for i in range(4000)], RAW_DDL)
+    raw = spark.createDataFrame([raw_row(i, order_json(i), key=b"k") for i in range(4000)], RAW_DDL)
     before = spark.conf.get(CACHE_COMPRESSION)
     assert before == "true"  # Spark's default, which Spark's own caches keep
 
@@ -175,7 +135,7 @@ def test_checked_batches_of_connectors_sharing_a_session_leave_its_setting_as_it
     from concurrent.futures import ThreadPoolExecutor
 
     frames, _, _ = _setup(spark, tmp_path)
-    raw = spark.createDataFrame([_raw(i, _order(i), key=b"k") for i in range(10)], RAW_DDL)
+    raw = spark.createDataFrame([raw_row(i, order_json(i), key=b"k") for i in range(10)], RAW_DDL)
     outputs = [frames.plan.apply(raw) for _ in range(2)]
     before = spark.conf.get(CACHE_COMPRESSION)
 

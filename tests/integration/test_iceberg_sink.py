@@ -28,20 +28,13 @@ from pyspark.sql.types import (
 
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import TopicPartition
-from connect_spark.columnar.plan import compile_plan
 from connect_spark.connectors.iceberg import IcebergSinkTask
 from connect_spark.connectors.iceberg.catalog import register_catalog
 from connect_spark.connectors.iceberg.config import IcebergSinkConfig
 from connect_spark.connectors.iceberg.target import TableTarget
 from connect_spark.connectors.iceberg.writer import SchemaMismatch, TableMissing, table_schema
-from connect_spark.runtime.dataframe_mode import FrameBatches
-from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
-from tests.integration.test_columnar_equivalence import _connector
-from tests.integration.test_columnar_equivalence import _raw as raw_row
-from tests.integration.test_frame_one_pass import SCHEMALESS
-from tests.integration.test_frame_one_pass import _deliver as deliver_frame
-from tests.integration.test_frame_one_pass import _order as order_json
+from tests.integration.frame_batches import deliver_clean_then_mixed, deliver_frame, order_json, plan_frames, raw_row
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 ORDER = StructType([StructField("id", LongType()), StructField("amount", LongType())])
@@ -269,8 +262,7 @@ def test_rejected_rows_name_null_ids_only_for_tables_upserted_on_them(spark, wor
 
 def _one_pass_setup(spark, work_dir, tmp_path):
     """The runtime's frame path (a schemaless JSON plan) feeding an Iceberg task that writes one table."""
-    connector, worker = _connector(tmp_path, **SCHEMALESS)
-    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+    frames = plan_frames(spark, tmp_path)
     props = catalog_props(work_dir, **{"iceberg.tables": "db.orders", "iceberg.tables.auto-create-enabled": "true"})
     task, _ = start_task(props, [TopicPartition("orders", 0), TopicPartition("orders", 1)])
     return frames, task, props
@@ -318,11 +310,7 @@ def test_a_batch_for_one_table_is_one_spark_job_and_stores_the_given_offsets(spa
 
 def test_rows_for_the_per_record_path_reach_the_table_in_one_snapshot(spark, work_dir, tmp_path):
     frames, task, props = _one_pass_setup(spark, work_dir, tmp_path)
-    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
-    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
-    rows[3] = raw_row(23, order_json(23, "7"), key=b"k")  # an integer where the shape has a fraction: survives
-    rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")  # fails per record: errors.tolerance=all drops it
-    deliver_frame(spark, frames, task, rows, 1)
+    deliver_clean_then_mixed(spark, frames, task)  # order 23 survives the per-record path, 24 fails it
     assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (1, 1, 2)
     snapshots = [s for s in stored(spark, props, "db.orders") if s]  # the table's creation stores none
     assert len(snapshots) == 2, f"the abandoned one-pass write must not commit: {snapshots}"

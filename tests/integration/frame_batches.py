@@ -1,0 +1,98 @@
+"""Raw Kafka batches and the runtime's frame path, shared by the tests of the columnar plan and of the sinks
+that take it (Delta, Iceberg).
+
+A raw batch has the Kafka source's columns (:data:`RAW_DDL`). :func:`plan_frames` builds the runtime's
+:class:`~connect_spark.runtime.dataframe_mode.FrameBatches` for a schemaless JSON connector, and
+:func:`deliver_frame` hands a batch through it to a ``DataFrameSinkTask`` as the runner does.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
+from connect_spark.config.connector import ConnectorConfig
+from connect_spark.config.worker import WorkerConfig
+from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.testing.harness import worker_properties
+
+__all__ = ["RAW_DDL", "SCHEMALESS", "raw_row", "plan_connector", "order_json", "plan_frames", "deliver_frame",
+           "deliver_clean_then_mixed", "plain_delta_write_jobs"]
+
+RAW_DDL = ("topic string, partition int, offset long, timestamp_ms long, timestamp_type int, key binary, "
+           "value binary, headers array<struct<key:string,value:binary>>")
+
+SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+
+
+def raw_row(i: int, value: bytes | None, key: bytes | None = None, headers=None, ts: int | None = 1_700_000_000_000,
+            topic: str = "orders") -> tuple:
+    """Record ``i`` of a raw batch: partition ``i % 2``, offset ``i``."""
+    return (topic, i % 2, i, ts, 0 if ts is not None else -1, key, value, headers or [])
+
+
+def plan_connector(tmp_path, **props: str) -> tuple[ConnectorConfig, WorkerConfig]:
+    """A connector on ``orders`` that tolerates every error, and a worker, for compiling a plan."""
+    worker = WorkerConfig(worker_properties("127.0.0.1:9", tmp_path))
+    connector = ConnectorConfig({"name": "vec", "connector.class": "connect_spark.testing.recording.RecordingSinkConnector",
+                                 "topics": "orders", "errors.tolerance": "all", **props})
+    return connector, worker
+
+
+def order_json(i: int, price: str = "%d.5") -> bytes:
+    """An order's JSON value; ``price`` is its text (``%d`` takes ``i``)."""
+    return ('{"id":%d,"user":"u-%d","price":%s,"tags":[1,2]}' % (i, i, price % i if "%" in price else price)).encode()
+
+
+def plan_frames(spark, tmp_path) -> FrameBatches:
+    """The frame path of a schemaless JSON connector on ``orders``."""
+    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
+    return FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+
+
+def deliver_frame(spark, frames: FrameBatches, task, rows, batch_id: int, extra_end: int = 0):
+    """One batch of raw ``rows`` through ``frames`` into ``task.put_dataframe_batch``; ranges may end
+    ``extra_end`` past the last row. Returns the ranges and the ids of the Spark jobs the batch ran."""
+    raw = spark.createDataFrame(rows, RAW_DDL)
+    ranges = {tp: (start, end + extra_end) for tp, (start, end) in batch_offset_ranges(raw).items()}
+    group = f"one-pass-{batch_id}-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
+    spark.sparkContext.setJobGroup(group, "a frame batch")
+    try:
+        frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, batch_id, ranges),
+                       task.writes_atomically())
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return ranges, spark.sparkContext.statusTracker().getJobIdsForGroup(group)
+
+
+def deliver_clean_then_mixed(spark, frames: FrameBatches, task) -> None:
+    """Orders 0-19 (clean), then 20-39 where order 23's price is an integer (the plan cannot prove it, it
+    survives the per-record path) and order 24's is ``NaN`` (fails per record: dropped under
+    ``errors.tolerance=all``)."""
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[3] = raw_row(23, order_json(23, "7"), key=b"k")
+    rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")
+    deliver_frame(spark, frames, task, rows, 1)
+
+
+def plain_delta_write_jobs(spark, tmp_path) -> int:
+    """Spark jobs of one plain append (with a transaction id, as the sink) to an existing Delta table:
+    the write itself plus Delta's own look-up of the table's transaction ids (3 small jobs in Delta 4.0)."""
+    path = str(tmp_path / "plain")
+
+    def append(version: int) -> None:
+        (spark.createDataFrame([(version,)], "a int").write.format("delta").mode("append")
+         .option("txnAppId", "plain").option("txnVersion", str(version)).save(path))
+
+    append(1)
+    group = f"plain-delta-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
+    spark.sparkContext.setJobGroup(group, "a plain append")
+    try:
+        append(2)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
