@@ -13,7 +13,7 @@ and :data:`ORDER` (the record's offset, to pick the last record per key).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
@@ -33,14 +33,13 @@ from pyspark.sql.types import (
 )
 
 from connect_spark.api.errors import ConnectException, DataException
-from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.reused_columns import reused_columns
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_key", "key_columns", "not_yet_stored",
+__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_key", "key_columns",
            "data_columns", "unusable_key", "table_type_misfits", "fit_to_table", "widens"]
 
 TOMBSTONE = "__connect_tombstone"
@@ -52,23 +51,6 @@ _DEFAULT_PRIMITIVE_KEY_COLUMN = "key"
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def not_yet_stored(frame: "DataFrame", stored: Mapping[TopicPartition, int]) -> "DataFrame":
-    """The records of ``frame`` at or after the next offset ``stored`` holds for their original partition.
-
-    This is what makes a re-delivered batch idempotent: records a previous commit already wrote are dropped.
-    """
-    if not stored:
-        return frame
-    already: Column | None = None
-    for tp, next_offset in stored.items():
-        condition = ((F.col("original_topic") == F.lit(tp.topic))
-                     & (F.col("original_partition") == F.lit(tp.partition))
-                     & (F.col("original_offset") < F.lit(next_offset)))
-        already = condition if already is None else already | condition
-    assert already is not None
-    return frame.where(~already)
 
 
 def key_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[str]:

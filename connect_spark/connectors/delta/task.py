@@ -38,13 +38,13 @@ from connect_spark.connectors.delta.rows import (
     data_columns,
     fit_to_table,
     key_columns,
-    not_yet_stored,
     table_rows,
     table_type_misfits,
     unusable_key,
 )
 from connect_spark.connectors.delta.target import TableTarget, is_templated, target_for_topic
 from connect_spark.connectors.delta.writer import compact, write_batch
+from connect_spark.connectors.redelivery import not_yet_stored
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -182,9 +182,7 @@ class DeltaSinkTask(DataFrameSinkTask):
                 log.info("%s: batch %d holds only records %s already has", config.connector_name, batch_id, target)
                 continue
             records = frame.where(F.col("topic") == topic) if templated else frame
-            stored = before.offsets if firsts is None else {
-                tp: off for tp, off in before.offsets.items() if tp in firsts and firsts[tp] < off}
-            records = not_yet_stored(records, stored)
+            records = not_yet_stored(records, before.offsets, firsts)
             after = before.advanced(fresh_offsets)
             rows = table_rows(records, config)
             table = None if templated else self._schemas.get(target)

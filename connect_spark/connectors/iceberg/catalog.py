@@ -101,6 +101,7 @@ def check_catalog(spark: "SparkSession", catalog: str) -> None:
                 f"The SparkSession cannot load Iceberg's catalog {SPARK_CATALOG_CLASS} for catalog {catalog!r}: "
                 f"the Iceberg runtime is not on its classpath. {_HOW_TO_GET_ICEBERG}.") from e
         raise ConnectException(f"The Iceberg catalog {catalog!r} does not answer: {java_reason(text)}") from e
+    log.debug("Iceberg catalog %s ready", catalog)
 
 
 def java_reason(text: str) -> str:
@@ -110,4 +111,3 @@ def java_reason(text: str) -> str:
         if "Exception" in line and not line.startswith("An error occurred"):
             return line
     return lines[0] if lines else text
-    log.debug("Iceberg catalog %s ready", catalog)

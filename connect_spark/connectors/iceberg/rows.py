@@ -12,38 +12,23 @@ and :data:`ORDER` (the record's offset, to keep the last record per id).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import NullType, StructType
 
 from connect_spark.api.errors import DataException
-from connect_spark.api.records import TopicPartition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_id", "not_yet_stored", "data_columns",
+__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_id", "data_columns",
            "missing_id_reason"]
 
 TOMBSTONE = "__connect_tombstone"
 ORDER = "__connect_order"
 HELPER_COLUMNS = (TOMBSTONE, ORDER)
-
-
-def not_yet_stored(frame: "DataFrame", stored: Mapping[TopicPartition, int]) -> "DataFrame":
-    """The records of ``frame`` at or after the next offset ``stored`` holds for their original partition.
-
-    This makes a re-delivered batch idempotent: records an earlier commit already wrote are dropped.
-    """
-    already: Column | None = None
-    for tp, next_offset in stored.items():
-        condition = ((F.col("original_topic") == F.lit(tp.topic))
-                     & (F.col("original_partition") == F.lit(tp.partition))
-                     & (F.col("original_offset") < F.lit(next_offset)))
-        already = condition if already is None else already | condition
-    return frame if already is None else frame.where(~already)
 
 
 def table_rows(frame: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":

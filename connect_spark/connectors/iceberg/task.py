@@ -47,7 +47,7 @@ from connect_spark.api.records import SinkRecord, TimestampType, TopicPartition
 from connect_spark.connectors.iceberg.catalog import register_catalog
 from connect_spark.connectors.iceberg.config import AUTO_CREATE, COMMIT_RETRIES, IcebergSinkConfig
 from connect_spark.connectors.iceberg.ledger import StoredOffsets, read_stored_offsets
-from connect_spark.connectors.iceberg.rows import missing_id_reason, not_yet_stored, table_rows
+from connect_spark.connectors.iceberg.rows import missing_id_reason, table_rows
 from connect_spark.connectors.iceberg.target import (
     TABLE_COLUMN,
     TableTarget,
@@ -57,6 +57,7 @@ from connect_spark.connectors.iceberg.target import (
     valid_table_name,
 )
 from connect_spark.connectors.iceberg.writer import TableMissing, is_commit_conflict, table_schema, write_table
+from connect_spark.connectors.redelivery import not_yet_stored
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row, SparkSession
@@ -256,9 +257,7 @@ class IcebergSinkTask(DataFrameSinkTask):
             if not fresh:
                 log.info("%s: the batch holds only records %s already has", config.connector_name, target)
                 return
-            held = before.offsets if firsts is None else {
-                tp: off for tp, off in before.offsets.items() if tp in firsts and firsts[tp] < off}
-            rows = table_rows(not_yet_stored(records, held), settings.id_columns)
+            rows = table_rows(not_yet_stored(records, before.offsets, firsts), settings.id_columns)
             after = before.advanced(fresh)
             try:
                 written_schema = write_table(spark, target, rows, settings, config, schema, after,
