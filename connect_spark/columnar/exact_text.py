@@ -27,12 +27,13 @@ in any field (the plan's guard refuses nulls the schema does not allow), and JSO
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import DECIMAL_LOGICAL_NAME
 
-__all__ = ["payload_fields_regex", "payload_regex", "shape_regex"]
+__all__ = ["ValuePosition", "payload_fields_regex", "payload_regex", "shape_regex", "value_positions"]
 
 _STRING = r'"[^"\\\x00-\x1f]*"'
 _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
@@ -109,6 +110,67 @@ def _object(spark_type: Any, shape: tuple[str, Any]) -> str | None:
             return None
         parts.append(f'"{key}":{value}')
     return r"\{" + ",".join(parts) + r"\}"
+
+
+@dataclass(frozen=True)
+class ValuePosition:
+    """Where one leaf value of a text :func:`shape_regex` proved sits in ``text.split('"')``.
+
+    Attributes:
+        index: the piece holding it (a string's piece is its characters; a number's or boolean's piece is
+            the token between the key's ``:`` and the ``,`` or ``}`` that follow).
+        lead: characters of the piece before the token.
+        trail: characters of the piece after the token.
+        null: the shape has only ``null`` here (VOID): there is no token to read.
+    """
+
+    index: int
+    lead: int
+    trail: int
+    null: bool
+
+
+_MARK = "\x01"  # stands for a token in the layout's template: no key can hold a control character
+
+
+def value_positions(spark_type: Any, shape: tuple[str, Any]) -> dict[tuple[str, ...], ValuePosition] | None:
+    """The position of every leaf value (by field path) in the texts :func:`shape_regex` proves for the
+    same arguments, or ``None`` where it proves none.
+
+    A proved text has no escapes, so every double quote in it opens or closes a key or a string: split
+    at them, the text falls into pieces at the same places in every row of the shape, and each value can be
+    read from its piece without a JSON parser (the token's lexical form is what the expression allowed).
+    """
+    from pyspark.sql import types as T
+
+    if shape_regex(spark_type, shape) is None:
+        return None
+    leaves: list[tuple[tuple[str, ...], bool]] = []
+
+    def template(struct: Any, object_shape: tuple[str, Any], path: tuple[str, ...]) -> str:
+        by_name = dict(object_shape[1])
+        parts = []
+        for f in struct.fields:
+            child = by_name[f.name]
+            if child[0] == "VOID":
+                value = _MARK
+            elif isinstance(f.dataType, T.StructType):
+                value = template(f.dataType, child, path + (f.name,))
+            elif isinstance(f.dataType, T.StringType):
+                value = f'"{_MARK}"'
+            else:
+                value = _MARK
+            if not isinstance(f.dataType, T.StructType) or child[0] == "VOID":
+                leaves.append((path + (f.name,), child[0] == "VOID"))
+            parts.append(f'"{f.name}":{value}')
+        return "{" + ",".join(parts) + "}"
+
+    pieces = template(spark_type, shape, ()).split('"')
+    marked = [(i, piece.index(_MARK), len(piece) - piece.index(_MARK) - 1)
+              for i, piece in enumerate(pieces) if _MARK in piece]
+    assert len(marked) == len(leaves)  # one token per piece: a key's quotes stand between any two
+    return {path: ValuePosition(index, lead, trail, null)
+            for (path, null), (index, lead, trail) in zip(leaves, marked)}
 
 
 def payload_regex(schema: Schema) -> str | None:

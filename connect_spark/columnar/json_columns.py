@@ -23,7 +23,13 @@ from connect_spark.api.data.schema import (
 )
 from connect_spark.columnar import variant_schema
 from connect_spark.columnar.column_converter import ColumnConverter, Part
-from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex
+from connect_spark.columnar.exact_text import (
+    ValuePosition,
+    payload_fields_regex,
+    payload_regex,
+    shape_regex,
+    value_positions,
+)
 from connect_spark.columnar.types import to_spark_type
 from connect_spark.converters.json import JsonConverter
 
@@ -129,6 +135,35 @@ def _reordered(c: "Column", source: Any, target: Any) -> "Column":
     return F.struct(*[_reordered(c[f.name], source[f.name].dataType, f.dataType).alias(f.name) for f in target.fields])
 
 
+def _read_in_place(pieces: "Column", struct: Any, positions: dict[tuple[str, ...], ValuePosition],
+                   path: tuple[str, ...] = ()) -> "Column":
+    """The struct ``struct`` read from ``pieces`` (a proved text split at its double quotes): each value taken
+    from its piece (:func:`~connect_spark.columnar.exact_text.value_positions`) and cast to its type.
+
+    Only for rows the shape's expression proved: their tokens are ones Spark's cast reads as ``from_json``
+    does (integers of at most 18 digits, plain fractions read to the nearest double by both, ``true`` and
+    ``false``, strings without escapes), so the values are the same, without a JSON parser.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    fields = []
+    for f in struct.fields:
+        at = path + (f.name,)
+        where = positions.get(at)
+        if where is None:  # a nested object
+            value = _read_in_place(pieces, f.dataType, positions, at)
+        elif where.null:
+            value = F.lit(None).cast(f.dataType)
+        else:
+            piece = F.get(pieces, where.index)
+            if where.lead or where.trail:
+                piece = piece.substr(F.lit(where.lead + 1), F.length(piece) - (where.lead + where.trail))
+            value = piece if isinstance(f.dataType, T.StringType) else piece.try_cast(f.dataType)
+        fields.append(value.alias(f.name))
+    return F.struct(*fields)
+
+
 class SchemalessJson(ColumnConverter):
     """``schemas.enable=false``: the most frequent JSON shape (``schema_of_variant``) of a sample wins.
 
@@ -163,6 +198,7 @@ class SchemalessJson(ColumnConverter):
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
+        self.hoisted = ()
         text, empty, utf8 = _json_text(name)
         parsed = F.expr(f"try_parse_json(cast(`{name}` as string))")
         shape = variant_schema.normalized(F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))"))
@@ -191,14 +227,21 @@ class SchemalessJson(ColumnConverter):
                       if isinstance(spark_type, T.StructType) and _written_compactly(example) else None)
         if text_order is None:  # e.g. JSON written with spaces: the cheap check would never pass
             return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
-        # options keep Spark from splitting the parse into pruned per-field parses, and refuse NaN and
-        # single quotes, which Spark would otherwise read and the per-record converter does not
-        fast = F.from_json(text, text_order, {"mode": "PERMISSIVE", "allowNonNumericNumbers": "false",
-                                              "allowSingleQuotes": "false"})
         regex = shape_regex(text_order, variant_schema.parse(candidate))
-        if regex is not None:  # the cheap proof: the text itself says the parse is exact
-            fast_ok = F.coalesce(text.rlike(regex), F.lit(False))
+        if regex is not None:  # the cheap proof: the text itself says how to read it exactly
+            # the match and the text split at its quotes in columns of their own: the ok flag and the value
+            # both read the match, every field reads the pieces (Spark would otherwise match and split the
+            # row once per reference); reading the values from the pieces is cheaper than parsing the text
+            fast_ok = self._hoist(f"__exact_{name}", F.coalesce(text.rlike(regex), F.lit(False)))
+            pieces = self._hoist(f"__pieces_{name}", F.split(text, '"', -1))
+            positions = value_positions(text_order, variant_schema.parse(candidate))
+            assert positions is not None
+            fast = _read_in_place(pieces, text_order, positions)
         else:  # arrays, keys with escapes: the parsed row must print back as its own text
+            # options keep Spark from splitting the parse into pruned per-field parses, and refuse NaN and
+            # single quotes, which Spark would otherwise read and the per-record converter does not
+            fast = F.from_json(text, text_order, {"mode": "PERMISSIVE", "allowNonNumericNumbers": "false",
+                                                  "allowSingleQuotes": "false"})
             # -0.0 prints back as itself but reads as 0.0 per record (Kafka reads numbers as BigDecimal)
             # Java writes a double without trailing zeros, so a text written with them (12.40) matches once
             # they are dropped; the regular expression runs only for rows that do not match as they are

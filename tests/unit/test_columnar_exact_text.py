@@ -3,11 +3,12 @@
 Java's and Python's syntax agree on everything the expressions use but the end anchor (``\\z``).
 """
 
+import json
 import re
 
 import pytest
 
-from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex
+from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex, value_positions
 from connect_spark.columnar.variant_schema import parse, to_spark
 from connect_spark.converters.json import JsonConverter
 
@@ -168,3 +169,42 @@ def test_small_number_structs_have_one_group_per_field():
     with_text = converter.as_connect_schema({"type": "struct", "optional": False, "fields": [
         {"field": "id", "type": "int64", "optional": False}, {"field": "s", "type": "string", "optional": True}]})
     assert payload_fields_regex(with_text) is None
+
+
+NESTED = "OBJECT<id: BIGINT, in: OBJECT<deep: OBJECT<x: FRACTION>, s: STRING>, ok: BOOLEAN, gone: VOID, tail: STRING>"
+
+
+@pytest.mark.parametrize("shape_text, text", [
+    (FLAT, '{"id":-12,"name":"a, b: {c}","price":12.40,"ok":false,"gone":null}'),
+    (FLAT, '{"id":0,"name":"","price":0.5,"ok":true,"gone":null}'),
+    (NESTED, '{"id":7,"in":{"deep":{"x":1.25},"s":""},"ok":true,"gone":null,"tail":"é"}'),
+    (NESTED, '{"id":7,"in":{"deep":{"x":-0.5},"s":"q"},"ok":false,"gone":null,"tail":"}"}'),
+])
+def test_value_positions_read_each_value_of_a_proved_text(shape_text, text):
+    shape = parse(shape_text)
+    spark_type = to_spark(shape)
+    assert _matcher(shape_text)(text)
+    positions = value_positions(spark_type, shape)
+    pieces = text.split('"')
+
+    def read(struct, document, path=()):
+        for f in struct.fields:
+            at = path + (f.name,)
+            if at not in positions:
+                read(f.dataType, document[f.name], at)
+                continue
+            where = positions[at]
+            token = pieces[where.index][where.lead:len(pieces[where.index]) - where.trail]
+            if where.null:
+                assert document[f.name] is None and token == "null"
+            elif f.dataType.typeName() == "string":
+                assert token == document[f.name]
+            else:
+                assert json.loads(token) == document[f.name]
+
+    read(spark_type, json.loads(text))
+
+
+def test_no_positions_where_no_text_is_proved():
+    shape = parse("OBJECT<id: BIGINT, tags: ARRAY<BIGINT>>")
+    assert value_positions(to_spark(shape), shape) is None
