@@ -1,9 +1,10 @@
 """A regular expression per JSON shape that proves a row's text reads the same in Spark and per record.
 
 Called by the plan's schemaless JSON converter (:mod:`connect_spark.columnar.json_columns`) once per learned
-shape. A row whose text matches the expression is parsed by ``from_json`` into exactly the values the
-per-record :class:`~connect_spark.converters.json.JsonConverter` builds, because the expression only
-lets through text where the two readers cannot differ:
+shape. A row whose text matches the expression reads in Spark (``from_json``, or each token cast from its
+place in the text, :func:`value_positions`) as exactly the values the per-record
+:class:`~connect_spark.converters.json.JsonConverter` builds, because the expression only lets through
+text where the readers cannot differ:
 
 * the object's keys, in the shape's order, each once, spelled without escapes; no whitespace;
 * strings without escapes or control characters (their characters are the value's; UTF-8 validity is

@@ -174,12 +174,12 @@ class SchemalessJson(ColumnConverter):
     after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
     are never chosen.
 
-    Two checks prove a row exact. The cheap one, for objects written compactly: the row is parsed with
-    ``from_json`` into the shape's types with the fields in the order the sample's first row of that
-    shape writes them, and its text matches the shape's regular expression
-    (:func:`~connect_spark.columnar.exact_text.shape_regex`: the keys in that order, each value a token
-    both readers read alike); for shapes the expression does not cover (arrays, keys with escapes), the
-    parsed row must re-serialize (``to_json``) to exactly its own text instead. ``NaN``, single quotes
+    Two checks prove a row exact. The cheap one, for objects written compactly: the row's text matches the
+    shape's regular expression (:func:`~connect_spark.columnar.exact_text.shape_regex`: the keys in the
+    order the sample's first row of that shape writes them, each value a token both readers read alike),
+    and its values are read without a parser, each token cast from its place in the text split at its
+    quotes (:func:`_read_in_place`); for shapes the expression does not cover (arrays, keys with escapes),
+    the row is parsed with ``from_json`` and must re-serialize (``to_json``) to exactly its own text instead. ``NaN``, single quotes
     and ``-0.0`` never pass either. Rows that fail it (other spacing or key order, escapes, exponents)
     take the general check: the row's variant shape equals the chosen one, and its value is the variant
     cast to the shape's types. Spark evaluates the general check only for those rows.
