@@ -12,8 +12,11 @@ rows/s (best of ``--reps``) and the cost of each proof per million rows over the
   integers read as doubles, so it is not a proof on its own);
 * ``regex`` — a per-shape regular expression over the row's text (``rlike``: the exact key sequence,
   each value's token kind, no escapes, no ``-0``), then ``from_json``;
-* ``to_json`` — re-serialize the parsed row and compare with its text (the proof the plan uses);
-* ``plan`` — the connector's vectorized plan as the Delta sink runs it (``PlanOutput.guarded``).
+* ``to_json`` — re-serialize the parsed row and compare with its text (the proof the plan keeps for
+  shapes with arrays);
+* ``plan`` — the connector's vectorized plan as the Delta sink runs it (``PlanOutput.guarded``): the
+  shape's own expression (``columnar/exact_text.py``), and the proved rows' values read from their
+  text split at its quotes instead of parsed.
 
 Not a test; run it on a quiet machine (under ``flock /tmp/connect_spark_bench.lock`` on a shared one).
 """
