@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from kafka import KafkaAdminClient
 
 from connect_spark.api.records import TopicPartition
@@ -159,7 +160,9 @@ def test_non_retriable_failure_exits_nonzero_and_commits_only_completed_work(boo
     assert calls[-3:] == ["pre_commit", "close", "stop"]
 
 
-def test_sigterm_stops_cleanly_with_accepted_records_committed(bootstrap_servers, topic_name, work_dir):
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT (Ctrl-C)"])
+def test_a_stop_signal_stops_cleanly_with_accepted_records_committed(bootstrap_servers, topic_name, work_dir,
+                                                                     stop_signal):
     _fill(bootstrap_servers, topic_name, 2_000)
     name = f"term-{topic_name}"
     worker = worker_properties(bootstrap_servers, work_dir, offset_flush_interval_ms=60_000, spark_master="local[1]",
@@ -168,10 +171,11 @@ def test_sigterm_stops_cleanly_with_accepted_records_committed(bootstrap_servers
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and len(read_recorded_records(Path(work_dir) / "out")) < 2_000:
         time.sleep(0.5)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(stop_signal)
     assert proc.wait(120) == 0, (Path(work_dir) / "cli.log").read_text()[-3000:]
     log = (Path(work_dir) / "cli.log").read_text()
-    assert "StreamingQueryException" not in log and "Py4JJavaError" not in log
+    assert f"Received {stop_signal.name}: stopping gracefully" in log
+    assert "StreamingQueryException" not in log and "Py4JJavaError" not in log and "KeyboardInterrupt" not in log
     delivered = len(read_recorded_records(Path(work_dir) / "out"))
     assert delivered == 2_000
     assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
