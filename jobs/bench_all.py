@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     from connect_spark.jvm import ensure_resolved
     from connect_spark.localkafka import LocalKafkaBroker
     from jobs.bench.arms import BenchSettings, default_arms
-    from jobs.bench.report import environment, markdown, write_results
+    from jobs.bench.report import environment, write_results
     from jobs.bench.runner import BenchPlan, run_benchmark
 
     ensure_resolved()

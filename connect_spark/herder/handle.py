@@ -21,7 +21,6 @@ import threading
 import traceback
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from connect_spark.status.states import State
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import secrets as _secrets
 import base64
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError

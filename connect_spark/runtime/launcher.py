@@ -10,7 +10,7 @@ import logging
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.validation import PropsSource, validate_configs

@@ -19,7 +19,7 @@ import pytest
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.testing.harness import run_connector, worker_properties
-from connect_spark.testing.kafka import create_topic, end_offsets, produce, read_topic
+from connect_spark.testing.kafka import create_topic, produce, read_topic
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 COUNT = 120

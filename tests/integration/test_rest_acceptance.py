@@ -131,7 +131,7 @@ def test_connector_lifecycle_over_rest(bootstrap_servers, topic_name, work_dir):
         code = stop_worker(proc)
     assert code == 0, log_file.read_text()[-3000:]
     log_text = log_file.read_text()
-    assert f"acc: batch" in log_text and f"committed {topic_name}[0]@" in log_text  # the progress lines
+    assert "acc: batch" in log_text and f"committed {topic_name}[0]@" in log_text  # the progress lines
 
 
 def urlopen_text(url):

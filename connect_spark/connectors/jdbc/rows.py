@@ -24,7 +24,7 @@ import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from connect_spark.api.data import Schema, Struct, Type
+from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord
