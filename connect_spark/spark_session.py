@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
-from typing import TYPE_CHECKING, Iterable, Mapping
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -124,6 +127,20 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
     return settings
 
 
+@contextmanager
+def _interrupt_handler_kept(keep: bool) -> Iterator[None]:
+    """Puts back the SIGINT handler the body replaced, when ``keep`` (and in the main thread: only it has one)."""
+    if not keep or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if previous is not None:  # None: a handler not installed from Python, nothing to put back
+            signal.signal(signal.SIGINT, previous)
+
+
 def get_or_create_session(
     spark: "SparkSession | None" = None,
     master: str | None = None,
@@ -131,6 +148,7 @@ def get_or_create_session(
     conf: Mapping[str, str] | None = None,
     ui: bool = True,
     optional_sets: Iterable[str] = (),
+    keep_interrupt_handler: bool = False,
 ) -> "SparkSession":
     """Return ``spark`` if given, else build (or get the active) session with connect_spark's settings.
 
@@ -143,6 +161,10 @@ def get_or_create_session(
         ui: start the Spark UI (tests turn it off).
         optional_sets: optional artifact sets (``iceberg``) a built session carries, see
             :func:`artifact_sets_for`; ignored for a session passed in.
+        keep_interrupt_handler: put back the SIGINT handler the process had. PySpark's ``SparkContext``,
+            built in the main thread, takes SIGINT for itself (it cancels every job and raises
+            ``KeyboardInterrupt`` wherever the main thread is); the standalone and distributed workers,
+            whose Ctrl-C is a graceful stop, ask for theirs back. Left false, a notebook keeps PySpark's.
     """
     if spark is not None:
         return spark
@@ -168,7 +190,8 @@ def get_or_create_session(
             settings.setdefault(WORKER_DAEMON_KEY, WORKER_DAEMON_MODULE)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _interrupt_handler_kept(keep_interrupt_handler):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("CONNECT_SPARK_SPARK_LOG_LEVEL", "WARN"))
     log.info("SparkSession ready: master=%s, Spark %s", session.sparkContext.master, session.version)
     return session

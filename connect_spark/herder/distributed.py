@@ -76,8 +76,9 @@ class DistributedWorker:
             if self._spark is None:
                 from connect_spark.spark_session import get_or_create_session
 
+                # built from the herder's thread, the main one: Ctrl-C stays run_distributed's graceful stop
                 self._spark = get_or_create_session(None, app_name="connect-spark-distributed",
-                                                    conf=self.worker.spark_conf())
+                                                    conf=self.worker.spark_conf(), keep_interrupt_handler=True)
             return self._spark
 
     def request_stop(self) -> None:

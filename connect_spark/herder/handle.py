@@ -21,7 +21,6 @@ import threading
 import traceback
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 

@@ -8,11 +8,9 @@ point. It owns the supervision loop: it ticks each connector runner, stops every
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.runtime.connector_runner import ConnectorRunner
@@ -47,25 +45,6 @@ def build_offset_store(worker: "WorkerConfig") -> "OffsetStore":
         replication_factor=worker.offset_storage_replication_factor,
         client_config=worker.kafka_client_config(),
     )
-
-
-@contextmanager
-def _interrupt_handler_kept() -> Iterator[None]:
-    """Puts back the SIGINT handler the body replaced (main thread only).
-
-    PySpark's ``SparkContext``, built in the main thread, takes SIGINT for itself: it cancels every job and
-    raises ``KeyboardInterrupt`` wherever the main thread is. What Ctrl-C does to a standalone worker is its
-    caller's choice (the CLI's is a graceful stop, :func:`connect_spark.runtime.launcher.install_signal_handlers`).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        yield
-    finally:
-        if previous is not None:  # None: a handler not installed from Python, nothing to put back
-            signal.signal(signal.SIGINT, previous)
 
 
 class StandaloneWorker:
@@ -108,10 +87,10 @@ class StandaloneWorker:
         self._offset_store.start()
         active: list[ConnectorRunner] = []
         try:
-            with _interrupt_handler_kept():
-                spark = get_or_create_session(
-                    self._spark, app_name="connect-spark", conf=self.worker.spark_conf(),
-                    optional_sets=artifact_sets_for(c.connector_class for c in self.connectors))
+            spark = get_or_create_session(
+                self._spark, app_name="connect-spark", conf=self.worker.spark_conf(),
+                optional_sets=artifact_sets_for(c.connector_class for c in self.connectors),
+                keep_interrupt_handler=True)  # Ctrl-C stays the caller's (the CLI's: a graceful stop)
             for config in self.connectors:
                 runner = ConnectorRunner(spark, self.worker, config, self._offset_store, self.available_now)
                 self.runners.append(runner)

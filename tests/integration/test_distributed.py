@@ -58,9 +58,9 @@ def start_worker(worker_file, log_file):
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
 
 
-def stop_worker(proc, timeout=180):
+def stop_worker(proc, timeout=180, stop_signal=signal.SIGTERM):
     if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop_signal)
         try:
             return proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -125,5 +125,6 @@ def test_distributed_worker_runs_and_restores_connectors(bootstrap_servers, topi
         assert code == 200 and body["offsets"] == [
             {"partition": {"kafka_topic": topic_name, "kafka_partition": 0}, "offset": {"kafka_offset": 8}}]
     finally:
-        code = stop_worker(proc)
+        code = stop_worker(proc, stop_signal=signal.SIGINT)  # Ctrl-C: as graceful as SIGTERM above
     assert code == 0, log_file.read_text()[-3000:]
+    assert "Received SIGINT: stopping every connector gracefully" in log_file.read_text()
