@@ -152,17 +152,12 @@ def value_positions(spark_type: Any, shape: tuple[str, Any]) -> dict[tuple[str, 
         by_name = dict(object_shape[1])
         parts = []
         for f in struct.fields:
-            child = by_name[f.name]
-            if child[0] == "VOID":
-                value = _MARK
-            elif isinstance(f.dataType, T.StructType):
-                value = template(f.dataType, child, path + (f.name,))
-            elif isinstance(f.dataType, T.StringType):
-                value = f'"{_MARK}"'
+            child, at = by_name[f.name], path + (f.name,)
+            if child[0] != "VOID" and isinstance(f.dataType, T.StructType):
+                value = template(f.dataType, child, at)
             else:
-                value = _MARK
-            if not isinstance(f.dataType, T.StructType) or child[0] == "VOID":
-                leaves.append((path + (f.name,), child[0] == "VOID"))
+                value = f'"{_MARK}"' if child[0] != "VOID" and isinstance(f.dataType, T.StringType) else _MARK
+                leaves.append((at, child[0] == "VOID"))
             parts.append(f'"{f.name}":{value}')
         return "{" + ",".join(parts) + "}"
 

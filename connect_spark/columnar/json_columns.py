@@ -227,14 +227,15 @@ class SchemalessJson(ColumnConverter):
                       if isinstance(spark_type, T.StructType) and _written_compactly(example) else None)
         if text_order is None:  # e.g. JSON written with spaces: the cheap check would never pass
             return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
-        regex = shape_regex(text_order, variant_schema.parse(candidate))
+        parsed_shape = variant_schema.parse(candidate)
+        regex = shape_regex(text_order, parsed_shape)
         if regex is not None:  # the cheap proof: the text itself says how to read it exactly
             # the match and the text split at its quotes in columns of their own: the ok flag and the value
             # both read the match, every field reads the pieces (Spark would otherwise match and split the
             # row once per reference); reading the values from the pieces is cheaper than parsing the text
             fast_ok = self._hoist(f"__exact_{name}", F.coalesce(text.rlike(regex), F.lit(False)))
             pieces = self._hoist(f"__pieces_{name}", F.split(text, '"', -1))
-            positions = value_positions(text_order, variant_schema.parse(candidate))
+            positions = value_positions(text_order, parsed_shape)
             assert positions is not None
             fast = _read_in_place(pieces, text_order, positions)
         else:  # arrays, keys with escapes: the parsed row must print back as its own text
