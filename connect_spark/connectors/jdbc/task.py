@@ -19,7 +19,8 @@ How exactly-once works:
    ``context.offset``, so the runtime resumes from what the database holds, not from
    ``connect-offsets``, which may lag behind (a crash between the database commit and the Kafka commit)
    or be lost. In executor mode ``open`` runs once per micro-batch; the stored offsets only advance, so
-   the seeks do too.
+   the seeks do too. As in Connect, a seek counts as committed without being written, so after such a
+   crash ``connect-offsets`` stays behind until the task writes the next records.
 3. ``put_arrow`` and ``put`` drop every record below its partition's stored offset before writing, so a record
    delivered again is never written twice, in insert mode too. After a failure whose outcome is unknown
    (the connection broke during COMMIT) the stored offsets are read again before the next write.
