@@ -23,7 +23,8 @@ from connect_spark.config.properties import format_properties
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["RunResult", "worker_properties", "run_connector", "committed_offsets", "cli_command"]
+__all__ = ["RunResult", "worker_properties", "run_connector", "committed_offsets", "offsets_after_drain",
+           "cli_command"]
 
 
 @dataclass
@@ -59,6 +60,32 @@ def committed_offsets(worker: Mapping[str, str], connector_name: str) -> dict[To
         return store.read(connector_name)
     finally:
         store.stop()
+
+
+def offsets_after_drain(
+    expected: Mapping[TopicPartition, int],
+    committed_before: Mapping[TopicPartition, int],
+    sink_held_before: Mapping[TopicPartition, int],
+) -> dict[TopicPartition, int]:
+    """What the offset store holds after a run that drains a topic, for a sink that keeps its own offsets.
+
+    Every partition reaches ``expected``, except one whose sink already held ``expected`` before the run
+    (a crash fell between the sink's commit and the offset store's). The task's rewind to it counts as
+    committed without being written, as in Connect, so the store keeps ``committed_before`` until the task
+    writes more records of that partition.
+
+    Args:
+        expected: per partition, where the sink's ``pre_commit`` ends after the run.
+        committed_before: what the offset store held before the run (:func:`committed_offsets`).
+        sink_held_before: what the sink's own storage held before the run (the offsets it rewinds to).
+    """
+    after: dict[TopicPartition, int] = {}
+    for tp, offset in expected.items():
+        if sink_held_before.get(tp) != offset:
+            after[tp] = offset
+        elif tp in committed_before:
+            after[tp] = committed_before[tp]
+    return after
 
 
 def run_connector(

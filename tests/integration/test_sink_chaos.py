@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from delta.tables import DeltaTable
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.properties import format_properties
-from connect_spark.testing.harness import cli_command, committed_offsets, worker_properties
+from connect_spark.connectors.delta.ledger import read_stored_offsets
+from connect_spark.testing.harness import cli_command, committed_offsets, offsets_after_drain, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 
 PARTITIONS = 4
@@ -91,6 +93,28 @@ def _published_files(out: Path, topic: str) -> list[tuple[int, int, int, Path]]:
         assert name_topic == topic
         files.append((int(partition), int(first), int(last), path))
     return sorted(files)
+
+
+def _published_ends(files, topic: str) -> dict[TopicPartition, int]:
+    """Per partition, the offset after its last published file: where the files sink resumes."""
+    ends: dict[TopicPartition, int] = {}
+    for partition, _, last, _ in files:
+        tp = TopicPartition(topic, partition)
+        ends[tp] = max(ends.get(tp, 0), last + 1)
+    return ends
+
+
+def _delta_offsets(spark, table: Path, connector_name: str) -> dict[TopicPartition, int]:
+    """The offsets the Delta sink stored in its latest commit to ``table``: where it resumes."""
+    if not (table / "_delta_log").exists():
+        return {}
+    return read_stored_offsets(DeltaTable.forPath(spark, str(table)), connector_name).offsets
+
+
+def _after_drain(connector, expected, committed_before, held_before) -> dict[TopicPartition, int]:
+    """What the drain must leave in the offset store for ``connector`` (see ``offsets_after_drain``)."""
+    name = connector["name"]
+    return offsets_after_drain(expected, committed_before[name], held_before[name])
 
 
 def _delta_commits(*tables: Path) -> int:
@@ -177,6 +201,10 @@ def test_delta_and_parquet_sinks_survive_five_kill_minus_nine(spark, bootstrap_s
     # Drain in this process (the test's SparkSession), AvailableNow, the same three connectors.
     from connect_spark.runtime.launcher import run_standalone
 
+    committed_before = {c["name"]: committed_offsets(worker, c["name"]) for c in connectors}
+    held_before = {append["name"]: _delta_offsets(spark, append_table, append["name"]),
+                   upsert["name"]: _delta_offsets(spark, upsert_table, upsert["name"]),
+                   files["name"]: _published_ends(_published_files(files_out, topic_name), topic_name)}
     assert run_standalone(dict(worker), [dict(c) for c in connectors], available_now=True, spark=spark) == 0
     drained_at = time.monotonic() - started
     ends = {TopicPartition(topic_name, p): off for p, off in end_offsets(bootstrap_servers, topic_name).items()}
@@ -186,18 +214,19 @@ def test_delta_and_parquet_sinks_survive_five_kill_minus_nine(spark, bootstrap_s
     rows = spark.read.format("delta").load(str(append_table)).select("_partition", "_offset", "seq").collect()
     assert len(rows) == VALUES
     assert {(r["_partition"], r["_offset"], r["seq"]) for r in rows} == produced.appended()
-    assert committed_offsets(worker, append["name"]) == ends
+    assert committed_offsets(worker, append["name"]) == _after_drain(append, ends, committed_before, held_before)
 
     # Delta upsert+delete: the last value per key, deleted keys absent.
     table = {r["id"]: r["seq"] for r in spark.read.format("delta").load(str(upsert_table)).collect()}
     assert table == produced.last_value_per_key()
-    assert committed_offsets(worker, upsert["name"]) == ends
+    assert committed_offsets(worker, upsert["name"]) == _after_drain(upsert, ends, committed_before, held_before)
 
     # Parquet files: every value record up to each partition's last published file, once, in its own file.
     published = _published_files(files_out, topic_name)
     committed = committed_offsets(worker, files["name"])
     _check_files_commits(published, committed, produced, topic_name, "after the drain")
     seen: set[int] = set()
+    files_expected: dict[TopicPartition, int] = {}
     for p in range(PARTITIONS):
         mine = [(first, last, path) for partition, first, last, path in published if partition == p]
         published_end = 0
@@ -218,8 +247,9 @@ def test_delta_and_parquet_sinks_survive_five_kill_minus_nine(spark, bootstrap_s
         first_unpublished = published_end
         while (first_unpublished < ends[tp] and produced.by_partition[p][first_unpublished][1] is None):
             first_unpublished += 1
-        assert committed.get(tp, 0) == first_unpublished, f"partition {p}: committed {committed.get(tp)}"
+        files_expected[tp] = first_unpublished
         print(f"partition {p}: {len(mine)} files up to offset {published_end}, {len(tail)} value records "
               f"unpublished, committed {committed.get(tp)} of {ends[tp]}")
     assert len(seen) == len(published) * ROTATE, "a value record is in two published files"
+    assert committed == _after_drain(files, files_expected, committed_before, held_before)
     print(f"kills done after {killed_at:.0f} s, drained after {drained_at:.0f} s")
