@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["get_or_create_session", "session_conf", "require_session_support", "artifact_sets_for",
-           "JARS_MODE_KEY", "OPTIONAL_JARS_KEY", "SESSION_DEFAULTS", "WORKER_DAEMON_KEY", "WORKER_DAEMON_MODULE"]
+           "CLASS_ARCHIVE_KEY", "JARS_MODE_KEY", "OPTIONAL_JARS_KEY", "SESSION_DEFAULTS", "WORKER_DAEMON_KEY",
+           "WORKER_DAEMON_MODULE"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 JARS_MODE_KEY = "connect_spark.jars"
 #: Comma-separated optional artifact sets (``iceberg``) a built session carries in any case.
 OPTIONAL_JARS_KEY = "connect_spark.jars.optional"
+#: ``auto`` (default): a built session's driver JVM starts from a class data sharing archive of Spark's
+#: classes, written by the first driver (:mod:`connect_spark.jvm.class_archive`); ``off``: it does not.
+CLASS_ARCHIVE_KEY = "connect_spark.jvm.class_archive"
 
 #: Spark's setting for the module its Python worker daemon runs; a local session connect_spark builds uses
 #: :data:`WORKER_DAEMON_MODULE` unless the setting is given.
@@ -108,6 +112,9 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
 
     if mode not in ("auto", "local", "none"):
         raise ConfigException("must be one of auto, local, none", JARS_MODE_KEY, mode)
+    archive_mode = user.pop(CLASS_ARCHIVE_KEY, "auto")
+    if archive_mode not in ("auto", "off"):
+        raise ConfigException("must be one of auto, off", CLASS_ARCHIVE_KEY, archive_mode)
     asked = user.pop(OPTIONAL_JARS_KEY, "")
     names = sorted(set(optional_sets) | {n.strip() for n in asked.split(",") if n.strip()})
     unknown = [n for n in names if n not in OPTIONAL_ARTIFACT_SETS]
@@ -188,6 +195,8 @@ def get_or_create_session(
             # Local Python workers run this interpreter, so they can fork from a daemon that has the
             # executor side imported already (connect_spark.runtime.worker_daemon).
             settings.setdefault(WORKER_DAEMON_KEY, WORKER_DAEMON_MODULE)
+        if (conf or {}).get(CLASS_ARCHIVE_KEY, "auto") == "auto":
+            _add_class_archive(settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
     with _interrupt_handler_kept(keep_interrupt_handler):
@@ -195,6 +204,21 @@ def get_or_create_session(
     session.sparkContext.setLogLevel(os.environ.get("CONNECT_SPARK_SPARK_LOG_LEVEL", "WARN"))
     log.info("SparkSession ready: master=%s, Spark %s", session.sparkContext.master, session.version)
     return session
+
+
+def _add_class_archive(settings: dict[str, str]) -> None:
+    """Give the driver JVM about to start the class data sharing options (:mod:`connect_spark.jvm.class_archive`),
+    unless a session already runs (the builder will return it) or the user's Java options manage sharing."""
+    from pyspark.sql import SparkSession
+
+    from connect_spark.jvm.class_archive import driver_java_options, mentions_class_sharing
+
+    options = settings.get("spark.driver.extraJavaOptions", "")
+    if SparkSession.getActiveSession() is not None or mentions_class_sharing(options):
+        return
+    extra = driver_java_options(settings)
+    if extra:
+        settings["spark.driver.extraJavaOptions"] = " ".join([options, *extra]).strip()
 
 
 def _submit_conf() -> dict[str, str]:

@@ -3,7 +3,9 @@
 Used by :mod:`jobs.bench.plain_spark_job` (arm a) and :mod:`jobs.bench.ceiling_job` (arm s), each a child
 process started by :mod:`jobs.bench.arms`. The session comes from
 ``connect_spark.spark_session.get_or_create_session`` with the same ``--conf`` settings the connect_spark
-arms get through their worker's ``spark.*`` keys, so every arm runs on the same jars and Spark settings.
+arms get through their worker's ``spark.*`` keys, so every arm runs on the same jars and Spark settings. Their
+driver JVM starts without connect_spark's class data sharing archive (:mod:`connect_spark.jvm.class_archive`),
+as a job written by hand would.
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ def session_and_stream(args: argparse.Namespace, app_name: str) -> tuple["SparkS
     """The session and Spark's Kafka source on ``--topic`` from its earliest offsets (``--max-offsets-per-trigger``
     applied when set)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    from connect_spark.spark_session import get_or_create_session
+    from connect_spark.spark_session import CLASS_ARCHIVE_KEY, get_or_create_session
 
-    conf = dict(item.split("=", 1) for item in args.conf)
+    conf = {CLASS_ARCHIVE_KEY: "off", **dict(item.split("=", 1) for item in args.conf)}
     spark = get_or_create_session(app_name=app_name, conf=conf, ui=conf.get("spark.ui.enabled") == "true")
     reader = (spark.readStream.format("kafka")
               .option("kafka.bootstrap.servers", args.bootstrap)
