@@ -4,7 +4,8 @@ A session connect_spark builds gets: the master, the locally resolved jars of Sp
 of Delta (``spark.jars``, so runs need no network), Delta's SQL extension and catalog, the running
 Python interpreter for executors, and defaults sized for small machines; with a local master, also a
 Python worker daemon that forks workers with the executor side already imported
-(:mod:`connect_spark.runtime.worker_daemon`). A session passed in (a
+(:mod:`connect_spark.runtime.worker_daemon`); and a driver JVM that maps Spark's classes from a class data
+sharing archive (:mod:`connect_spark.jvm.class_archive`). A session passed in (a
 notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is, once
 :func:`require_session_support` found in it what the connector needs.
 
