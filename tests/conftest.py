@@ -67,8 +67,11 @@ def schema_registry_url(schema_registry) -> str:
 
 @pytest.fixture(scope="session")
 def spark(jars, tmp_path_factory):
-    """One local SparkSession (Kafka source and Delta on the classpath) for the whole test session."""
-    from connect_spark.spark_session import get_or_create_session
+    """One local SparkSession (Kafka source and Delta on the classpath) for the whole test session.
+
+    Its driver JVM takes no part in the class data sharing archive: it would claim the archive's writing for
+    the whole run and write it only after pytest exits; the drivers of the CLI tests write and use it."""
+    from connect_spark.spark_session import CLASS_ARCHIVE_KEY, get_or_create_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = get_or_create_session(
@@ -80,6 +83,7 @@ def spark(jars, tmp_path_factory):
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.sql.shuffle.partitions": "2",
             "spark.driver.memory": "2g",
+            CLASS_ARCHIVE_KEY: "off",
         },
     )
     yield session
