@@ -113,9 +113,8 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
 
     if mode not in ("auto", "local", "none"):
         raise ConfigException("must be one of auto, local, none", JARS_MODE_KEY, mode)
-    archive_mode = user.pop(CLASS_ARCHIVE_KEY, "auto")
-    if archive_mode not in ("auto", "off"):
-        raise ConfigException("must be one of auto, off", CLASS_ARCHIVE_KEY, archive_mode)
+    _class_archive_wanted(user)
+    user.pop(CLASS_ARCHIVE_KEY, None)
     asked = user.pop(OPTIONAL_JARS_KEY, "")
     names = sorted(set(optional_sets) | {n.strip() for n in asked.split(",") if n.strip()})
     unknown = [n for n in names if n not in OPTIONAL_ARTIFACT_SETS]
@@ -196,7 +195,7 @@ def get_or_create_session(
             # Local Python workers run this interpreter, so they can fork from a daemon that has the
             # executor side imported already (connect_spark.runtime.worker_daemon).
             settings.setdefault(WORKER_DAEMON_KEY, WORKER_DAEMON_MODULE)
-        if (conf or {}).get(CLASS_ARCHIVE_KEY, "auto") == "auto":
+        if _class_archive_wanted(conf or {}):
             _add_class_archive(settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -205,6 +204,20 @@ def get_or_create_session(
     session.sparkContext.setLogLevel(os.environ.get("CONNECT_SPARK_SPARK_LOG_LEVEL", "WARN"))
     log.info("SparkSession ready: master=%s, Spark %s", session.sparkContext.master, session.version)
     return session
+
+
+def _class_archive_wanted(conf: Mapping[str, str]) -> bool:
+    """Whether ``conf`` leaves :data:`CLASS_ARCHIVE_KEY` at ``auto``.
+
+    Raises:
+        ConfigException: a value other than ``auto`` or ``off``.
+    """
+    from connect_spark.api.errors import ConfigException
+
+    mode = conf.get(CLASS_ARCHIVE_KEY, "auto")
+    if mode not in ("auto", "off"):
+        raise ConfigException("must be one of auto, off", CLASS_ARCHIVE_KEY, mode)
+    return mode == "auto"
 
 
 def _add_class_archive(settings: dict[str, str]) -> None:

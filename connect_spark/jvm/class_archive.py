@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["ABANDONED_PART_SECONDS", "ARCHIVE_MAGIC", "DUMP_CLAIM_SECONDS", "archive_folder", "archive_key", "driver_java_options",
-           "mentions_class_sharing"]
+__all__ = ["ABANDONED_PART_SECONDS", "ARCHIVE_MAGIC", "DUMP_CLAIM_SECONDS", "archive_folder", "archive_key",
+           "driver_java_options", "mentions_class_sharing"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ ABANDONED_PART_SECONDS = 3600.0
 #: Turns off the JVM's messages about archives it cannot use or classes it cannot archive.
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 #: JVM options by which a user manages class data sharing; with any of them set, nothing is added.
-_USER_FLAGS = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit", "-XX:+AutoCreateSharedArchive")
+_USER_FLAGS = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")
 
 
 def mentions_class_sharing(java_options: str) -> bool:
