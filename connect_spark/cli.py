@@ -31,13 +31,20 @@ def configure_logging(verbose: bool = False) -> None:
 def _cmd_jars(args: argparse.Namespace) -> int:
     import time
 
-    from connect_spark.jvm import ARTIFACT_SETS, ensure_resolved, jars_root
+    from connect_spark.jvm import artifact_sets, ensure_resolved, jars_root, running_versions
+    from connect_spark.jvm.spark_versions import missing_support_reason
 
+    versions = running_versions()
+    sets = artifact_sets(versions)
     started = time.monotonic()
-    resolved = ensure_resolved()
-    print(f"JVM artifacts in {jars_root()} ({time.monotonic() - started:.1f} s):")
-    for artifact_set in ARTIFACT_SETS:
-        print(f"  {artifact_set.name:<15} {len(resolved[artifact_set.name]):>3} jars  {artifact_set.purpose}")
+    resolved = ensure_resolved(sets)
+    print(f"JVM artifacts for pyspark {versions.spark} and delta-spark {versions.delta} in {jars_root()} "
+          f"({time.monotonic() - started:.1f} s):")
+    for artifact_set in sets:
+        print(f"  {artifact_set.label:<24} {len(resolved[artifact_set.name]):>3} jars  {artifact_set.purpose}")
+    lacking = missing_support_reason(("iceberg",), versions)
+    if lacking:
+        print(f"  {'iceberg':<24}   -  {lacking}")
     return EXIT_OK
 
 

@@ -80,11 +80,7 @@ OPTIONAL_DEPENDENCY_EXTRAS: dict[str, str] = {
     "fastavro": "avro",
     "confluent_kafka": "avro",
     "jsonschema": "jsonschema",
-    "google.protobuf": "protobuf",
-    "deltalake": "delta",
-    "boto3": "s3",
     "psycopg": "postgres",
-    "psycopg2": "postgres",
 }
 """Top-level module (or dotted prefix) of an optional dependency → the extra that installs it.
 

@@ -78,16 +78,17 @@ def artifact_sets_for(connector_classes: Iterable[str]) -> list[str]:
     to the validation that reports it.
     """
     from connect_spark.api.errors import ConnectException
-    from connect_spark.jvm import OPTIONAL_ARTIFACT_SETS
+    from connect_spark.jvm import optional_artifact_sets
     from connect_spark.plugins import instantiate
 
+    available = optional_artifact_sets()
     wanted: set[str] = set()
     for name in connector_classes:
         try:
             needs = instantiate("connector", name).required_spark_support()
         except ConnectException:
             continue
-        wanted.update(n for n in needs if n in OPTIONAL_ARTIFACT_SETS)
+        wanted.update(n for n in needs if n in available)
     return sorted(wanted)
 
 
@@ -109,7 +110,8 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
     user = dict(conf or {})
     mode = user.pop(JARS_MODE_KEY, "auto")
     from connect_spark.api.errors import ConfigException
-    from connect_spark.jvm import OPTIONAL_ARTIFACT_SETS
+    from connect_spark.jvm import optional_artifact_sets
+    from connect_spark.jvm.spark_versions import missing_support_reason
 
     if mode not in ("auto", "local", "none"):
         raise ConfigException("must be one of auto, local, none", JARS_MODE_KEY, mode)
@@ -117,17 +119,19 @@ def session_conf(conf: Mapping[str, str] | None = None, ui: bool = True,
     user.pop(CLASS_ARCHIVE_KEY, None)
     asked = user.pop(OPTIONAL_JARS_KEY, "")
     names = sorted(set(optional_sets) | {n.strip() for n in asked.split(",") if n.strip()})
-    unknown = [n for n in names if n not in OPTIONAL_ARTIFACT_SETS]
+    available = optional_artifact_sets()
+    unknown = [n for n in names if n not in available]
     if unknown:
-        raise ConfigException(f"unknown optional artifact set(s) {', '.join(unknown)}; known: "
-                              f"{', '.join(OPTIONAL_ARTIFACT_SETS)}", OPTIONAL_JARS_KEY, asked)
-    optional = [OPTIONAL_ARTIFACT_SETS[n] for n in names]
+        reason = missing_support_reason(unknown) or (
+            f"unknown optional artifact set(s) {', '.join(unknown)}; known: iceberg")
+        raise ConfigException(reason, OPTIONAL_JARS_KEY, asked or ",".join(unknown))
+    optional = [available[n] for n in names]
     extensions = [settings["spark.sql.extensions"]] + [e for s in optional for e in s.spark_extensions]
     settings["spark.sql.extensions"] = ",".join(dict.fromkeys(extensions))
     if mode == "local" or (mode == "auto" and not _platform_provides_jars()):
-        from connect_spark.jvm import DELTA, SPARK_KAFKA, jar_paths
+        from connect_spark.jvm import delta_set, jar_paths, spark_kafka_set
 
-        jars = [str(p) for s in (SPARK_KAFKA, DELTA, *optional) for p in jar_paths(s)]
+        jars = [str(p) for s in (spark_kafka_set(), delta_set(), *optional) for p in jar_paths(s)]
         existing = user.pop("spark.jars", "")
         settings["spark.jars"] = ",".join([j for j in existing.split(",") if j] + jars)
     settings.update(user)
@@ -245,11 +249,11 @@ def _submit_conf() -> dict[str, str]:
 
 
 #: What a connector may need in a session: the JVM class that proves it is there, what it is, and the
-#: artifact set whose coordinates provide it (:mod:`connect_spark.jvm.artifacts`).
+#: function naming the artifact set whose coordinates provide it (:mod:`connect_spark.jvm.artifacts`).
 _SUPPORT = {
-    "kafka": ("org.apache.spark.sql.kafka010.KafkaSourceProvider", "Spark's Kafka source", "SPARK_KAFKA"),
-    "delta": ("io.delta.tables.DeltaTable", "Delta Lake", "DELTA"),
-    "iceberg": ("org.apache.iceberg.spark.SparkCatalog", "Apache Iceberg", "ICEBERG"),
+    "kafka": ("org.apache.spark.sql.kafka010.KafkaSourceProvider", "Spark's Kafka source", "spark_kafka_set"),
+    "delta": ("io.delta.tables.DeltaTable", "Delta Lake", "delta_set"),
+    "iceberg": ("org.apache.iceberg.spark.SparkCatalog", "Apache Iceberg", "iceberg_set"),
 }
 
 
@@ -279,13 +283,17 @@ def require_session_support(spark: "SparkSession", needs: "tuple[str, ...] | lis
         if need not in _SUPPORT:
             raise ConnectException(f"Connector {connector_name} needs {need!r} in the SparkSession, which "
                                    f"connect_spark does not know; known: {', '.join(sorted(_SUPPORT))}")
-        class_name, what, artifact_set = _SUPPORT[need]
+        class_name, what, set_for_running_spark = _SUPPORT[need]
         found = jvm
         for part in class_name.split("."):
             found = getattr(found, part)
         if not isinstance(found, JavaClass):
-            coordinates = ",".join(getattr(artifacts, artifact_set).coordinates)
-            missing.append((what, class_name, coordinates))
+            artifact_set = getattr(artifacts, set_for_running_spark)()
+            if artifact_set is None:
+                from connect_spark.jvm.spark_versions import missing_support_reason
+
+                raise ConnectException(f"Connector {connector_name} cannot run here: {missing_support_reason((need,))}")
+            missing.append((what, class_name, ",".join(artifact_set.coordinates)))
     if not missing:
         return
     lacking = "; ".join(f"{what} (class {class_name} is not on its classpath)" for what, class_name, _ in missing)

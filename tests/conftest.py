@@ -71,6 +71,7 @@ def spark(jars, tmp_path_factory):
 
     Its driver JVM takes no part in the class data sharing archive: it would claim the archive's writing for
     the whole run and write it only after pytest exits; the drivers of the CLI tests write and use it."""
+    from connect_spark.jvm import optional_artifact_sets
     from connect_spark.spark_session import CLASS_ARCHIVE_KEY, get_or_create_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
@@ -78,7 +79,7 @@ def spark(jars, tmp_path_factory):
         master="local[2]",
         app_name="connect-spark-tests",
         ui=False,
-        optional_sets=("iceberg",),  # the Iceberg sink's tests share this session
+        optional_sets=tuple(optional_artifact_sets()),  # Iceberg where it exists: its sink's tests share this session
         conf={
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.sql.shuffle.partitions": "2",

@@ -72,8 +72,9 @@ class SinkConnector(abc.ABC):
         """What the connector's tasks need in the SparkSession beyond Spark's Kafka source, by name
         (``"delta"``: Delta Lake's classes; ``"iceberg"``: Apache Iceberg's). Called by the runtime before
         :meth:`initialize`; a session handed in without it is refused with a message saying how to get one
-        that has it. Also called before a standalone worker builds its session, which then carries the
-        optional artifact sets named here (``connect_spark.jvm.OPTIONAL_ARTIFACT_SETS``). Default: nothing."""
+        that has it. Also called by config validation, which refuses a connector whose piece does not exist
+        for the running Spark, and before a standalone worker builds its session, which then carries the
+        optional artifact sets named here (``connect_spark.jvm.optional_artifact_sets()``). Default: nothing."""
         return ()
 
     def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]) -> bool:

@@ -193,10 +193,27 @@ def _plugin_issues(kind: str, key: str, class_name: Any, props: Mapping[str, Any
         return [ConfigIssue(key, class_name, str(ConfigException(reason, key, class_name)))]
     embedded = config_def.with_prefix(prefix) if prefix else config_def
     found = embedded.validate(props)
-    return [
+    issues = [
         ConfigIssue(i.key, i.value, f"{_full_key_named(i.message, i.key, prefix)} (checked by {class_name})")
         for i in found
     ]
+    if kind == "connector":
+        issues += _spark_support_issues(instance, key, class_name)
+    return issues
+
+
+def _spark_support_issues(connector: Any, key: str, class_name: str) -> list[ConfigIssue]:
+    """A connector whose JVM piece was never built for the running Spark (Iceberg on a Spark it has no
+    runtime for) is refused here, with the versions that have it, before any session starts."""
+    from connect_spark.jvm.spark_versions import UnsupportedSparkVersion, missing_support_reason
+
+    try:
+        reason = missing_support_reason(connector.required_spark_support())
+    except UnsupportedSparkVersion as e:
+        reason = str(e)
+    if reason is None:
+        return []
+    return [ConfigIssue(key, class_name, str(ConfigException(reason, key, class_name)))]
 
 
 def _full_key_named(message: str, key: str, prefix: str) -> str:

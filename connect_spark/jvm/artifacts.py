@@ -1,18 +1,24 @@
-"""The JVM pieces connect_spark needs, pinned, and where their jars live once resolved.
+"""The JVM pieces connect_spark needs, and where their jars live once resolved.
 
-Three sets, each resolved by Maven into its own folder, never sharing a classpath:
+Each set is resolved by Maven into its own folder, never sharing a classpath. Three follow the Spark that
+is running (:mod:`connect_spark.jvm.spark_versions` names their versions) and live under
+``spark-<pyspark version>/``, so several pyspark versions can share one jars folder:
 
-* ``spark-kafka``: Spark's Kafka source (``spark-sql-kafka-0-10``) and Avro functions (``spark-avro``)
-  with their runtime dependencies, minus every jar pyspark already ships;
-* ``delta``: the Delta Lake jars matching the pinned delta-spark / pyspark pair;
+* :func:`spark_kafka_set`: Spark's Kafka source (``spark-sql-kafka-0-10``) and Avro functions
+  (``spark-avro``) at exactly pyspark's version, with their runtime dependencies, minus every jar pyspark
+  already ships;
+* :func:`delta_set`: the Delta Lake jars of the installed delta-spark, built for the running Spark minor;
+* :func:`iceberg_set`: Apache Iceberg's Spark runtime for the running Spark minor, an *optional* set: a
+  session gets it only when a connector whose ``required_spark_support()`` names it runs (the Iceberg
+  sink), see ``connect_spark.spark_session``; None on a Spark minor Iceberg has not been built for.
+
+The others do not depend on Spark:
+
 * ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
   converter, the reference arm of the benchmarks (``jobs/bench``);
 * ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
-  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``);
-* ``iceberg``: Apache Iceberg's Spark runtime, an *optional* set: a session gets it only when a
-  connector whose ``required_spark_support()`` names it runs (the Iceberg sink), see
-  ``connect_spark.spark_session``.
+  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``).
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
 ``~/.cache/connect-spark/jars``.
@@ -24,51 +30,34 @@ import dataclasses
 import os
 from pathlib import Path
 
+from connect_spark.jvm.spark_versions import (
+    SCALA_BINARY,
+    RunningVersions,
+    delta_artifact,
+    iceberg_runtime,
+    running_versions,
+)
+
 __all__ = [
-    "SPARK_VERSION",
-    "DELTA_VERSION",
     "KAFKA_VERSION",
     "ArtifactSet",
-    "ARTIFACT_SETS",
-    "SPARK_KAFKA",
-    "DELTA",
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
-    "ICEBERG",
-    "ICEBERG_VERSION",
-    "OPTIONAL_ARTIFACT_SETS",
     "SCHEMA_REGISTRY",
     "APICURIO_VERSION",
+    "artifact_sets",
+    "delta_set",
+    "iceberg_set",
     "jars_root",
+    "optional_artifact_sets",
+    "spark_kafka_set",
 ]
 
-#: pyspark version pinned in setup.cfg; the Kafka source must match it exactly.
-SPARK_VERSION = "4.0.0"
-#: delta-spark version pinned in setup.cfg (its wheel declares pyspark>=4.0.0).
-#:
-#: Why Spark 4.0.0: the Maven Central reachable here has ``spark-token-provider-kafka-0-10_2.13`` (a
-#: runtime dependency of Spark's Kafka source) only up to 4.0.0, so the Kafka source of Spark 4.0.1+
-#: cannot be resolved; 4.0.0 is the newest Spark whose whole Kafka source resolves.
-DELTA_VERSION = "4.0.0"
 #: Apache Kafka used for the test and demo broker (KRaft).
 KAFKA_VERSION = "4.1.1"
-SCALA_BINARY = "2.13"
-#: Apache Iceberg's Spark runtime for Spark 4.0 (``iceberg-spark-runtime-4.0_2.13``): the newest release on
-#: Maven Central; built for Spark 4.0.x, it runs on the pinned 4.0.0 (tests/integration/test_iceberg_sink.py).
-ICEBERG_VERSION = "1.11.0"
 #: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
 #: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
 APICURIO_VERSION = "2.6.13.Final"
-
-
-
-def _delta_artifact() -> str:
-    """Delta's Maven artifact: from Delta 4.1 on its name carries Spark's minor version."""
-    major, minor = (int(x) for x in DELTA_VERSION.split(".")[:2])
-    if (major, minor) >= (4, 1):
-        spark_minor = ".".join(SPARK_VERSION.split(".")[:2])
-        return f"delta-spark_{spark_minor}_{SCALA_BINARY}"
-    return f"delta-spark_{SCALA_BINARY}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +74,10 @@ class ArtifactSet:
         unpack: the coordinates name distribution archives (``group:artifact:version:tar.gz:classifier``)
             fetched without their dependencies and unpacked into the folder, instead of jars with
             their runtime dependencies.
+        spark_version: the pyspark version the set was chosen for; its folder is then
+            ``spark-<version>/<name>``.
+        fallbacks: other coordinate lists standing in for ``coordinates``, tried in order when Maven
+            Central does not serve them (yet): Delta publishes a patch release's jars after its Python package.
     """
 
     name: str
@@ -93,31 +86,63 @@ class ArtifactSet:
     purpose: str
     spark_extensions: tuple[str, ...] = ()
     unpack: bool = False
+    spark_version: str | None = None
+    fallbacks: tuple[tuple[str, ...], ...] = ()
 
     def folder(self, root: Path | None = None) -> Path:
-        return (root or jars_root()) / self.name
+        base = root or jars_root()
+        return base / f"spark-{self.spark_version}" / self.name if self.spark_version else base / self.name
+
+    @property
+    def label(self) -> str:
+        """The set's name as ``connect-spark jars`` lists it (``spark-4.1.1/delta``)."""
+        return f"spark-{self.spark_version}/{self.name}" if self.spark_version else self.name
 
 
-SPARK_KAFKA = ArtifactSet(
-    name="spark-kafka",
-    coordinates=(
-        f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{SPARK_VERSION}",
-        # from_avro/to_avro: the vectorized AvroConverter step (connect_spark/columnar/avro.py)
-        f"org.apache.spark:spark-avro_{SCALA_BINARY}:{SPARK_VERSION}",
-    ),
-    exclude_pyspark_jars=True,
-    purpose="Spark's Kafka source and Avro functions",
-)
+def spark_kafka_set(versions: RunningVersions | None = None) -> ArtifactSet:
+    """Spark's Kafka source and Avro functions at exactly the running pyspark's version."""
+    versions = versions or running_versions()
+    return ArtifactSet(
+        name="spark-kafka",
+        coordinates=(
+            f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{versions.spark}",
+            # from_avro/to_avro: the vectorized AvroConverter step (connect_spark/columnar/avro.py)
+            f"org.apache.spark:spark-avro_{SCALA_BINARY}:{versions.spark}",
+        ),
+        exclude_pyspark_jars=True,
+        purpose="Spark's Kafka source and Avro functions",
+        spark_version=versions.spark,
+    )
 
-DELTA = ArtifactSet(
-    name="delta",
-    coordinates=(
-        f"io.delta:{_delta_artifact()}:{DELTA_VERSION}",
-        f"io.delta:delta-storage:{DELTA_VERSION}",
-    ),
-    exclude_pyspark_jars=True,
-    purpose="Delta Lake for Spark",
-)
+
+def delta_set(versions: RunningVersions | None = None) -> ArtifactSet:
+    """Delta Lake's jars for the installed delta-spark, built for the running Spark minor.
+
+    Raises:
+        connect_spark.jvm.spark_versions.UnsupportedSparkVersion: no Delta build fits (see ``RunningVersions.check``).
+    """
+    versions = versions or running_versions()
+    versions.check()
+    if versions.delta is None:
+        from connect_spark.jvm.spark_versions import UnsupportedSparkVersion
+
+        raise UnsupportedSparkVersion("delta-spark is not installed (pip install connect-spark brings it)")
+
+    def coordinates(delta: str) -> tuple[str, ...]:
+        return (f"io.delta:{delta_artifact(delta, versions.spark_minor)}:{delta}", f"io.delta:delta-storage:{delta}")
+
+    major, minor, *rest = versions.delta.split(".")
+    patch = int(rest[0]) if rest and rest[0].isdigit() else 0
+    earlier_patches = tuple(coordinates(f"{major}.{minor}.{p}") for p in range(patch - 1, -1, -1))
+    return ArtifactSet(
+        name="delta",
+        coordinates=coordinates(versions.delta),
+        exclude_pyspark_jars=True,
+        purpose="Delta Lake for Spark",
+        spark_version=versions.spark,
+        fallbacks=earlier_patches,
+    )
+
 
 KAFKA_BROKER = ArtifactSet(
     name="kafka-broker",
@@ -143,14 +168,22 @@ KAFKA_CONNECT = ArtifactSet(
     purpose="Apache Kafka Connect standalone worker (benchmark reference)",
 )
 
-ICEBERG = ArtifactSet(
-    name="iceberg",
-    coordinates=(f"org.apache.iceberg:iceberg-spark-runtime-4.0_{SCALA_BINARY}:{ICEBERG_VERSION}",),
-    exclude_pyspark_jars=True,
-    purpose="Apache Iceberg for Spark (optional: sessions running an Iceberg connector)",
-    # MERGE INTO / DELETE on Iceberg tables, and Iceberg's procedures.
-    spark_extensions=("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",),
-)
+def iceberg_set(versions: RunningVersions | None = None) -> ArtifactSet | None:
+    """Apache Iceberg's Spark runtime for the running Spark minor; None where Iceberg has none."""
+    versions = versions or running_versions()
+    coordinate = iceberg_runtime(versions.spark_minor)
+    if coordinate is None:
+        return None
+    return ArtifactSet(
+        name="iceberg",
+        coordinates=(coordinate,),
+        exclude_pyspark_jars=True,
+        purpose="Apache Iceberg for Spark (optional: sessions running an Iceberg connector)",
+        # MERGE INTO / DELETE on Iceberg tables, and Iceberg's procedures.
+        spark_extensions=("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",),
+        spark_version=versions.spark,
+    )
+
 
 SCHEMA_REGISTRY = ArtifactSet(
     name="schema-registry",
@@ -160,11 +193,17 @@ SCHEMA_REGISTRY = ArtifactSet(
     unpack=True,
 )
 
-ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
-                                      ICEBERG)
+def artifact_sets(versions: RunningVersions | None = None) -> tuple[ArtifactSet, ...]:
+    """Every set ``connect-spark jars`` resolves: the running Spark's, then the ones Spark does not change."""
+    versions = versions or running_versions()
+    return (spark_kafka_set(versions), delta_set(versions), KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
+            *optional_artifact_sets(versions).values())
 
-#: Sets a session gets only when a running connector asks for them, by name.
-OPTIONAL_ARTIFACT_SETS: dict[str, ArtifactSet] = {ICEBERG.name: ICEBERG}
+
+def optional_artifact_sets(versions: RunningVersions | None = None) -> dict[str, ArtifactSet]:
+    """Sets a session gets only when a running connector asks for them, by name; those the running Spark has."""
+    iceberg = iceberg_set(versions)
+    return {iceberg.name: iceberg} if iceberg else {}
 
 
 def jars_root() -> Path:

@@ -1,14 +1,17 @@
-"""Resolves the pinned artifact sets with Maven into local folders, once.
+"""Resolves artifact sets with Maven into local folders, once.
 
-``ensure_resolved()`` is idempotent: a set whose folder holds a marker naming exactly its pinned
+``ensure_resolved()`` is idempotent: a set whose folder holds a marker naming exactly its
 coordinates is left alone (a warm call takes milliseconds). Otherwise it writes a small pom listing
 the set's coordinates and runs ``mvn dependency:copy-dependencies`` (runtime scope) into a scratch
 folder, drops the jars pyspark already ships when the set asks for it, and renames the folder into
-place, so a half-finished resolution is never taken for a finished one.
+place, so a half-finished resolution is never taken for a finished one. When Maven Central does not
+serve a set's coordinates, its ``fallbacks`` are tried in order (with a warning naming the substitute);
+the marker still names the coordinates asked for, so the substitute is found again without Maven.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -21,7 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 from connect_spark.api.errors import ConnectException
-from connect_spark.jvm.artifacts import ARTIFACT_SETS, ArtifactSet, jars_root
+from connect_spark.jvm.artifacts import ArtifactSet, artifact_sets, jars_root
 
 __all__ = ["JarResolutionError", "ensure_resolved", "jar_paths", "is_resolved", "pyspark_jar_artifacts"]
 
@@ -50,22 +53,53 @@ def jar_paths(artifact_set: ArtifactSet, root: Path | None = None) -> list[Path]
     if not is_resolved(artifact_set, root):
         raise JarResolutionError(
             f"The JVM artifacts '{artifact_set.name}' are not resolved in {artifact_set.folder(root)}; "
-            "run `connect-spark jars` (needs Maven and access to Maven Central once)."
+            "run `connect-spark jars` with this pyspark (needs Maven and access to Maven Central once)."
         )
     return sorted(artifact_set.folder(root).glob("*.jar"))
 
 
-def ensure_resolved(sets: Iterable[ArtifactSet] = ARTIFACT_SETS, root: Path | None = None) -> dict[str, list[Path]]:
-    """Resolve every given set that is not resolved yet; return each set's jars by set name."""
+def ensure_resolved(sets: Iterable[ArtifactSet] | None = None, root: Path | None = None) -> dict[str, list[Path]]:
+    """Resolve every given set (default: every set of the running Spark, :func:`artifact_sets`) that is not
+    resolved yet; return each set's jars by set name."""
     root = root or jars_root()
     result: dict[str, list[Path]] = {}
-    for artifact_set in sets:
+    for artifact_set in (artifact_sets() if sets is None else sets):
         if not is_resolved(artifact_set, root):
             started = time.monotonic()
-            _resolve(artifact_set, root)
-            log.info("Resolved %s in %.1f s", artifact_set.name, time.monotonic() - started)
+            _resolve_with_fallbacks(artifact_set, root)
+            log.info("Resolved %s in %.1f s", artifact_set.label, time.monotonic() - started)
         result[artifact_set.name] = jar_paths(artifact_set, root)
     return result
+
+
+def _resolve_with_fallbacks(artifact_set: ArtifactSet, root: Path) -> None:
+    """Resolve the set's coordinates, else the first of its ``fallbacks`` Maven Central serves."""
+    try:
+        _resolve(artifact_set, root)
+        return
+    except JarResolutionError as first_failure:
+        if not artifact_set.fallbacks or not _not_served(str(first_failure)):
+            raise
+        for coordinates in artifact_set.fallbacks:
+            substitute = dataclasses.replace(artifact_set, coordinates=coordinates, fallbacks=())
+            try:
+                _resolve(substitute, root, marker=_marker_text(artifact_set))
+            except JarResolutionError as e:
+                if not _not_served(str(e)):
+                    raise
+                continue
+            log.warning("Maven Central does not serve %s; resolved %s in its place (same release line)",
+                        ", ".join(artifact_set.coordinates), ", ".join(coordinates))
+            return
+        raise first_failure
+
+
+def _not_served(maven_failure: str) -> bool:
+    """Whether Maven failed because the repository has no such artifact (not because it was unreachable)."""
+    lowered = maven_failure.lower()
+    if "unreachable" in lowered or "could not transfer" in lowered:
+        return False
+    return any(s in lowered for s in ("could not find artifact", "was not found in", "(absent)"))
 
 
 def pyspark_jar_artifacts() -> set[str]:
@@ -81,7 +115,7 @@ def _artifact_id(jar_name: str) -> str:
     return match.group("artifact") if match else jar_name[: -len(".jar")]
 
 
-def _resolve(artifact_set: ArtifactSet, root: Path) -> None:
+def _resolve(artifact_set: ArtifactSet, root: Path, marker: str | None = None) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise JarResolutionError(
@@ -91,7 +125,8 @@ def _resolve(artifact_set: ArtifactSet, root: Path) -> None:
         )
     root.mkdir(parents=True, exist_ok=True)
     target = artifact_set.folder(root)
-    with tempfile.TemporaryDirectory(prefix=f".{artifact_set.name}-", dir=root) as scratch:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{artifact_set.name}-", dir=target.parent) as scratch:
         scratch_dir = Path(scratch)
         pom = scratch_dir / "pom.xml"
         pom.write_text(_pom(artifact_set))
@@ -109,7 +144,7 @@ def _resolve(artifact_set: ArtifactSet, root: Path) -> None:
             "-DincludeScope=runtime",
             f"-DoutputDirectory={out}",
         ]
-        log.info("Resolving %s with Maven: %s", artifact_set.name, ", ".join(artifact_set.coordinates))
+        log.info("Resolving %s with Maven: %s", artifact_set.label, ", ".join(artifact_set.coordinates))
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0:
             raise JarResolutionError(_explain_maven_failure(artifact_set, proc.stdout + proc.stderr))
@@ -120,7 +155,7 @@ def _resolve(artifact_set: ArtifactSet, root: Path) -> None:
             for jar in out.glob("*.jar"):
                 if _artifact_id(jar.name) in shipped:
                     jar.unlink()
-        (out / _MARKER).write_text(_marker_text(artifact_set))
+        (out / _MARKER).write_text(marker or _marker_text(artifact_set))
         if target.exists():
             shutil.rmtree(target)
         out.rename(target)
@@ -143,7 +178,7 @@ def _explain_maven_failure(artifact_set: ArtifactSet, output: str) -> str:
                                   "could not transfer", "connection refused")):
         hint = " Maven Central looks unreachable from here: connect_spark needs it once to fetch its jars."
     return (
-        f"Maven could not resolve the JVM artifacts '{artifact_set.name}' "
+        f"Maven could not resolve the JVM artifacts '{artifact_set.label}' "
         f"({', '.join(artifact_set.coordinates)}).{hint}\n  {detail}"
     )
 

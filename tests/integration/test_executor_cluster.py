@@ -174,7 +174,7 @@ def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
 
 
 def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic_name, work_dir):
-    from connect_spark.jvm import DELTA, SPARK_KAFKA, jar_paths
+    from connect_spark.jvm import delta_set, jar_paths, spark_kafka_set
 
     total, partitions = 3_000, 2
     _fill(bootstrap_servers, topic_name, total, partitions)
@@ -184,7 +184,7 @@ def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic
     worker["spark.ui.enabled"] = "false"
     connector = _connector(name, topic_name, out, tasks_max=2)
     properties = cli_command(worker, connector, work_dir, available_now=True)[-3:]  # --available-now w c
-    jars = ",".join(str(p) for s in (SPARK_KAFKA, DELTA) for p in jar_paths(s))
+    jars = ",".join(str(p) for s in (spark_kafka_set(), delta_set()) for p in jar_paths(s))
     env = {**os.environ, **_child_env(), "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_DRIVER_PYTHON": sys.executable}
     with StandaloneCluster(Path(work_dir) / "cluster", cores=1, memory="1g", env=_child_env()) as cluster:

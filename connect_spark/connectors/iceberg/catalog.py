@@ -32,8 +32,8 @@ SPARK_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
 _HOW_TO_GET_ICEBERG = (
     "A session connect_spark's standalone worker builds for an Iceberg connector carries it, and so does "
     "connect_spark.spark_session.get_or_create_session(optional_sets=['iceberg']); for a session built elsewhere "
-    "(a notebook, a cluster, distributed mode) add the jar `connect-spark jars` puts in .jars/iceberg "
-    "(spark.jars) or --packages org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:<version>, with "
+    "(a notebook, a cluster, distributed mode) add the jar `connect-spark jars` puts in .jars/spark-<version>/iceberg "
+    "(spark.jars) or --packages org.apache.iceberg:iceberg-spark-runtime-<Spark minor>_2.13:<version>, with "
     "spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 )
 
