@@ -26,7 +26,13 @@ log = logging.getLogger(__name__)
 TOPIC = "demo-orders"
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
-# What conf/delta-sink.properties holds, for installs without the repository's conf/ folder.
+# What conf/worker.properties and conf/delta-sink.properties hold, for installs without the repository's conf/.
+_WORKER = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+    "offset.storage.topic": "connect-offsets", "offset.flush.interval.ms": "10000", "trigger": "1s",
+    "task.execution.mode": "driver",
+}
 _DELTA_SINK = {
     "name": "delta-sink", "connector.class": "DeltaSink", "topics": TOPIC,
     "delta.table.path": ".data/demo/delta/${topic}", "insert.mode": "upsert", "pk.mode": "record_key",
@@ -34,6 +40,7 @@ _DELTA_SINK = {
     "delta.column.offset": "_kafka_offset", "delta.column.timestamp": "_kafka_timestamp",
     "key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
     "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+    "delta.optimize.every.commits": "50", "delta.write.files.per.commit": "1", "errors.tolerance": "none",
 }
 
 
@@ -55,7 +62,7 @@ def sample_events(count: int, seed: int = 7):
 def demo_configs(data_dir: Path, bootstrap_servers: str) -> tuple[dict[str, str], dict[str, str]]:
     """The worker (conf/worker.properties aimed at the demo broker) and the Delta connector configuration."""
     worker_file, connector_file = CONF / "worker.properties", CONF / "delta-sink.properties"
-    worker = dict(load_properties(worker_file)) if worker_file.exists() else {}
+    worker = dict(load_properties(worker_file)) if worker_file.exists() else dict(_WORKER)
     worker.update({
         "bootstrap.servers": bootstrap_servers,
         "checkpoint.location": str(data_dir / "checkpoints"),

@@ -41,7 +41,9 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
     assert {"s", "a", "c", "d1"} <= set(ran)
 
     doc = json.loads(paths["json"].read_text())
-    assert doc["environment"]["versions"]["pyspark"] == "4.0.0"
+    import pyspark
+
+    assert doc["environment"]["versions"]["pyspark"] == pyspark.__version__
     assert {t["target"] for t in doc["targets"]} >= {"b ÷ a records/s ≥ 1.0", "d2 ÷ d1 records/s ≥ 0.6"}
     markdown = paths["md"].read_text()
     for key, arm in arms.items():
