@@ -100,7 +100,7 @@ def group_offsets(broker, group):
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     try:
         return {TopicPartition(tp.topic, tp.partition): meta.offset
-                for tp, meta in admin.list_consumer_group_offsets(group).items()}
+                for tp, meta in admin.list_group_offsets(group)[group].items()}
     finally:
         admin.close()
 
