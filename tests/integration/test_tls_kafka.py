@@ -165,13 +165,19 @@ def test_delta_and_files_sinks_with_dlq_over_mutual_tls(tls_broker, tls, spark, 
 
 
 def test_files_sink_with_dlq_over_sasl_ssl_scram(tls_broker, tls, topic_name, work_dir):
+    """Connect's precedence too: the worker's consumer.*, producer.* and admin.* JAAS entries are wrong and the
+    connector's *.override.* ones right, so Spark's source, the partition lookups, the DLQ producer and the DLQ
+    admin client only connect if the overrides win; the worker's own clients use the top-level keys."""
     ends = produce_orders(tls_broker, topic_name)
     dlq = f"dlq-{topic_name}"
+    wrong, right = scram_keys(tls, "wrong-prefixed-pw")["sasl.jaas.config"], scram_keys(tls)["sasl.jaas.config"]
     worker = worker_properties(tls_broker.sasl_ssl_bootstrap_servers, work_dir, **{
-        **scram_keys(tls), **small_spark(), "offset.storage.topic": f"scram-offsets-{topic_name[-6:]}"})
+        **scram_keys(tls), **small_spark(), "offset.storage.topic": f"scram-offsets-{topic_name[-6:]}",
+        **{f"{kind}.sasl.jaas.config": wrong for kind in ("consumer", "producer", "admin")}})
     files = work_dir / "files"
     connector = {"name": "scram-files", "connector.class": "FilesSink", "topics": topic_name,
-                 "files.dir": str(files), "files.format": "json", "files.rotate.records": "1", **dlq_keys(dlq)}
+                 "files.dir": str(files), "files.format": "json", "files.rotate.records": "1", **dlq_keys(dlq),
+                 **{f"{kind}.override.sasl.jaas.config": right for kind in ("consumer", "producer", "admin")}}
 
     code, _, output = run_cli(cli_command(worker, connector, work_dir, available_now=True), work_dir / "cli.log", 400)
 
@@ -180,7 +186,7 @@ def test_files_sink_with_dlq_over_sasl_ssl_scram(tls_broker, tls, topic_name, wo
     assert [r.value for r in read_topic(tls_broker.bootstrap_servers, dlq)] == [b"{oops"] * BAD
     assert committed_offsets(worker, "scram-files") == ends  # read back over SASL_SSL too
     assert group_offsets(tls_broker, "connect-scram-files") == ends
-    for secret in secrets_of(tls):
+    for secret in (*secrets_of(tls), "wrong-prefixed-pw"):
         assert secret not in output
 
 
