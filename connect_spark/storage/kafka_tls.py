@@ -29,6 +29,7 @@ import logging
 import os
 import secrets
 import shutil
+import socket
 import ssl
 import subprocess
 import tempfile
@@ -39,7 +40,7 @@ from typing import Any, Iterator, Mapping
 
 from connect_spark.api.errors import ConfigException
 
-__all__ = ["ssl_context", "TLS_PROTOCOLS", "STORE_TYPES", "uses_tls", "clear_cache"]
+__all__ = ["ssl_context", "check_handshake", "find_keytool", "TLS_PROTOCOLS", "STORE_TYPES", "uses_tls", "clear_cache"]
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,49 @@ def _set_ciphers(context: ssl.SSLContext, config: Mapping[str, Any]) -> None:
         log.warning("ssl.cipher.suites: OpenSSL knows none of %s (Java names of TLS 1.2 suites are not translated); "
                     "the Python Kafka clients use OpenSSL's default suites, Spark's Kafka source uses the list",
                     ", ".join(tls12))
+
+
+def check_handshake(config: Mapping[str, Any], bootstrap_servers: str, timeout_s: float = 10.0) -> None:
+    """Fail fast, naming the key to check, when the broker's certificate is not trusted.
+
+    Called by :func:`connect_spark.storage.kafka_util.check_authentication` from the ``start`` of the
+    Kafka-backed stores, before their clients are made: kafka-python retries a failed handshake until its
+    bootstrap timeout and then reports a bare "Unable to bootstrap". Does nothing unless the protocol speaks
+    TLS; a broker that cannot be reached, or another failure, is left to the caller's clients to report.
+
+    Raises:
+        ConfigException: the certificate chain is not trusted (names ``ssl.truststore.location``) or does not
+            name the host (names ``ssl.endpoint.identification.algorithm``).
+    """
+    if not uses_tls(config):
+        return
+    context = ssl_context(config)
+    server = bootstrap_servers.split(",")[0].strip()
+    host, _, port = server.rpartition(":")
+    host = host.strip("[]")
+    try:
+        raw = socket.create_connection((host, int(port)), timeout=timeout_s)
+    except (OSError, ValueError):
+        return
+    try:
+        with context.wrap_socket(raw, server_hostname=host) as conn:
+            conn.settimeout(timeout_s)
+    except ssl.SSLCertVerificationError as e:
+        if e.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH
+            raise ConfigException(f"The certificate of the broker at {server} does not name {host} ({e.verify_message})"
+                                  "; connect with the name the certificate has, or set "
+                                  "ssl.endpoint.identification.algorithm= (empty) to skip the check",
+                                  "ssl.endpoint.identification.algorithm",
+                                  config.get("ssl.endpoint.identification.algorithm", "https")) from None
+        name = "ssl.truststore.location" if config.get("ssl.truststore.location") else "ssl.truststore.certificates"
+        shown = config.get(name) if name.endswith("location") else _HIDDEN
+        raise ConfigException(f"The broker at {server} presented a certificate the truststore does not trust "
+                              f"({e.verify_message}); the truststore needs the CA that signed it", name,
+                              shown) from None
+    except (OSError, ssl.SSLError):
+        return
+    finally:
+        raw.close()
 
 
 # -- stores ------------------------------------------------------------------------------------------
@@ -314,11 +358,16 @@ def _load_binary(config: Mapping[str, Any], role: str, content: bytes, password:
     return loaded.key, cert, [c.certificate for c in loaded.additional_certs]
 
 
-def _keytool() -> str:
+def find_keytool() -> str | None:
+    """The JDK's ``keytool``: ``$JAVA_HOME/bin/keytool``, else the one on ``PATH``; ``None`` when there is none."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "keytool").is_file():
         return str(Path(java_home) / "bin" / "keytool")
-    found = shutil.which("keytool")
+    return shutil.which("keytool")
+
+
+def _keytool() -> str:
+    found = find_keytool()
     if found is None:
         raise ConfigException("Reading a JKS store needs the JDK's keytool on PATH (or JAVA_HOME); or convert the "
                               "store to PKCS12", "ssl.truststore.type", "JKS")

@@ -29,7 +29,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.errors import ConfigException, ConnectException
 from connect_spark.config.definition import Password
-from connect_spark.storage.kafka_tls import ssl_context, uses_tls
+from connect_spark.storage.kafka_tls import check_handshake, ssl_context, uses_tls
 
 __all__ = [
     "KafkaStoreError",
@@ -267,8 +267,10 @@ def check_authentication(
 
     Called from the ``start`` of the Kafka-backed stores, before their clients are made, so that a wrong
     password stops the worker within seconds with an error naming the keys to check, instead of a long
-    bootstrap timeout. Does nothing unless ``security.protocol`` is ``SASL_PLAINTEXT`` or ``SASL_SSL``.
-    Other connection problems are left to the caller's clients to report.
+    bootstrap timeout. With ``SSL`` or ``SASL_SSL``, a broker certificate the truststore does not trust is
+    reported first (:func:`connect_spark.storage.kafka_tls.check_handshake`). The SASL check does nothing
+    unless ``security.protocol`` is ``SASL_PLAINTEXT`` or ``SASL_SSL``. Other connection problems are left
+    to the caller's clients to report.
 
     Args:
         config: Kafka-style client settings (as given to :func:`kafka_client_kwargs`).
@@ -279,8 +281,10 @@ def check_authentication(
     Raises:
         KafkaAuthenticationError: the broker answered with an authentication failure (the message names
             the user and mechanism, never the password).
+        ConfigException: a store cannot be read, or the broker's certificate is not trusted.
     """
     kwargs = kafka_client_kwargs(config, KafkaAdminClient)
+    check_handshake({str(k): _plain(v) for k, v in config.items()}, bootstrap_servers)
     protocol = str(kwargs.get("security_protocol", "PLAINTEXT"))
     if not protocol.startswith("SASL"):
         return

@@ -19,10 +19,11 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from connect_spark.storage.kafka_tls import find_keytool
 
 __all__ = ["TlsMaterial", "make_tls_material"]
 
@@ -52,18 +53,11 @@ class TlsMaterial:
         return self.folder / f"client.keystore.{kind}"
 
 
-def _keytool() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "keytool").is_file():
-        return str(Path(java_home) / "bin" / "keytool")
-    found = shutil.which("keytool")
-    if found is None:
-        raise RuntimeError("keytool (the JDK's) is needed to make JKS and PKCS12 stores")
-    return found
-
-
 def _run_keytool(*args: str) -> None:
-    done = subprocess.run([_keytool(), *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    keytool = find_keytool()
+    if keytool is None:
+        raise RuntimeError("keytool (the JDK's) is needed to make JKS and PKCS12 stores")
+    done = subprocess.run([keytool, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"keytool {args[0]} failed: {done.stdout}{done.stderr}")
 

@@ -124,8 +124,10 @@ def test_delta_and_files_sinks_with_dlq_over_mutual_tls(tls_broker, tls, spark, 
     connectors = {
         "tls-delta": {"connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": str(table),
                       "delta.column.offset": "_offset", **dlq_keys(f"dlq-delta-{suffix}")},
+        # On the executors: their Python workers read the JKS and PKCS12 stores for the DLQ clients themselves.
         "tls-files": {"connector.class": "FilesSink", "topics": topic_name, "files.dir": str(files),
-                      "files.format": "json", "files.rotate.records": "1", **dlq_keys(f"dlq-files-{suffix}")},
+                      "files.format": "json", "files.rotate.records": "1", "task.execution.mode": "executor",
+                      **dlq_keys(f"dlq-files-{suffix}")},
     }
     url, log_file = f"http://127.0.0.1:{port}", work_dir / "distributed.log"
     answers = []

@@ -27,6 +27,12 @@ def tls(tmp_path_factory):
     return make_tls_material(tmp_path_factory.mktemp("tls"))
 
 
+@pytest.fixture(scope="module")
+def other(tmp_path_factory):
+    """Keys of another CA, which the test broker's certificate does not chain to."""
+    return make_tls_material(tmp_path_factory.mktemp("other"))
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache():
     clear_cache()
@@ -127,8 +133,7 @@ def test_host_name_checked_unless_the_algorithm_is_empty(tls, server):
     assert handshake(unchecked, port, host="kafka.example.com") == b"ok"
 
 
-def test_an_untrusted_ca_is_refused(tls, server, tmp_path):
-    other = make_tls_material(tmp_path / "other")
+def test_an_untrusted_ca_is_refused(tls, server, other):
     context = ssl_context({**stores(tls, "pem", "pem"), "ssl.truststore.location": str(other.ca_pem)})
     with pytest.raises(ssl.SSLCertVerificationError):
         handshake(context, server[0])
@@ -196,3 +201,13 @@ def test_sasl_mechanisms_the_python_clients_cannot_serve():
     kwargs = kafka_client_kwargs({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "scram-sha-512",
                                   "sasl.jaas.config": SCRAM})
     assert kwargs["sasl_mechanism"] == "SCRAM-SHA-512" and kwargs["sasl_plain_password"] == "jaas-pw"
+
+
+def test_an_untrusted_broker_certificate_is_named_at_start(tls, server, other):
+    from connect_spark.storage.kafka_util import check_authentication
+
+    config = {**stores(tls, "jks", "p12"), "ssl.truststore.location": str(other.client_truststore("jks"))}
+    with pytest.raises(ConfigException) as info:
+        check_authentication(config, f"127.0.0.1:{server[0]}")
+    assert info.value.key == "ssl.truststore.location" and "does not trust" in str(info.value)
+    check_authentication(stores(tls, "jks", "p12"), f"127.0.0.1:{server[0]}")  # the right CA passes
