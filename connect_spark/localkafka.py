@@ -9,7 +9,8 @@ before :meth:`LocalKafkaBroker.start` returns. Given ``sasl_users``, it also ser
 listener (mechanism PLAIN) for those users, next to its plaintext one (tests of the security settings).
 Given ``tls`` (:class:`connect_spark.testing.tls.TlsMaterial`), it also serves an SSL listener that
 requires a client certificate (mutual TLS) and a SASL_SSL listener (SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN
-for ``tls_users``, whose SCRAM credentials are written when the storage is formatted).
+for ``tls_users``, whose SCRAM credentials are written when the storage is formatted; OAUTHBEARER with
+Kafka's default validator, which accepts unsecured tokens).
 Starting, stopping and the ``broker.json`` of a detached start are :mod:`connect_spark.localprocess`'s.
 """
 
@@ -65,7 +66,8 @@ class LocalKafkaBroker(LocalProcess):
         sasl_port: port of that listener (0 = a free port).
         tls: keys and stores of SSL (client certificate required) and SASL_SSL listeners at
             :attr:`ssl_bootstrap_servers` and :attr:`sasl_ssl_bootstrap_servers`; ``None`` for none.
-        tls_users: ``{username: password}`` of the SASL_SSL listener (SCRAM-SHA-256/512 and PLAIN).
+        tls_users: ``{username: password}`` of the SASL_SSL listener (SCRAM-SHA-256/512 and PLAIN; it also
+            takes OAUTHBEARER, with unsecured tokens).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop` (process plumbing:
     :class:`~connect_spark.localprocess.LocalProcess`).
@@ -279,9 +281,13 @@ class LocalKafkaBroker(LocalProcess):
             "ssl.truststore.type": "PEM",
             "ssl.truststore.location": str(tls.ca_pem),
             "listener.name.ssl.ssl.client.auth": "required",
-            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN",
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER",
             "sasl.enabled.mechanisms": ",".join(filter(None, [properties.get("sasl.enabled.mechanisms"),
-                                                              "SCRAM-SHA-256,SCRAM-SHA-512"])),
+                                                              "SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"])),
+            # Kafka's default OAUTHBEARER validator accepts unsecured (unsigned) tokens: a development broker.
+            "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                'unsecuredLoginStringClaim_sub="broker";',
             "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": scram,
             "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": scram,
             "listener.name.sasl_ssl.plain.sasl.jaas.config":

@@ -202,8 +202,9 @@ WORKER_CONFIG_DEF = (
             "Cipher suites. Spark's Kafka source uses the list; connect_spark's own clients use it when OpenSSL knows "
             "the names and otherwise OpenSSL's defaults (with a WARN).", _SECURITY)
     .define("sasl.mechanism", Type.STRING, "GSSAPI", None, Importance.MEDIUM,
-            "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (user and password from sasl.jaas.config), or "
-            "GSSAPI. OAUTHBEARER serves Spark's Kafka source only and is refused for connect_spark's own clients.",
+            "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (user and password from sasl.jaas.config), "
+            "OAUTHBEARER (client credentials from sasl.oauthbearer.token.endpoint.url and OAuthBearerLoginModule's "
+            "clientId/clientSecret, or unsecured tokens for development brokers), or GSSAPI.",
             _SECURITY)
     .define("sasl.jaas.config", Type.PASSWORD, None, None, Importance.MEDIUM,
             "JAAS login entry, e.g. org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" "

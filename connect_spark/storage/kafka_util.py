@@ -80,6 +80,7 @@ _DIRECT: dict[str, tuple[str, Callable[[Any], Any]]] = {
 # Keys read together with others below, or that the caller passes by other means.
 _HANDLED = frozenset({"bootstrap.servers", "sasl.jaas.config"})
 _PASSWORD_MODULES = ("PlainLoginModule", "ScramLoginModule")
+_OAUTH_MODULE = "OAuthBearerLoginModule"
 # SASL mechanisms kafka-python serves from a user name and password in sasl.jaas.config.
 _PASSWORD_MECHANISMS = frozenset({"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"})
 
@@ -104,8 +105,10 @@ def kafka_client_kwargs(
     * ``sasl.jaas.config`` with ``PlainLoginModule`` or ``ScramLoginModule``: its ``username`` and
       ``password`` options become ``sasl_plain_username``/``sasl_plain_password`` (kafka-python uses
       those for PLAIN and SCRAM alike). Other login modules cannot be expressed and are skipped with a
-      WARN. A mechanism the Python clients cannot serve (``OAUTHBEARER``, unknown ones), or PLAIN/SCRAM
-      without a user name and password, is refused with a ``ConfigException`` naming the key.
+      WARN. ``OAuthBearerLoginModule`` with ``sasl.mechanism=OAUTHBEARER`` becomes a
+      ``sasl_oauth_token_provider`` (:mod:`connect_spark.storage.kafka_oauth`: client credentials or
+      unsecured tokens). A mechanism the Python clients cannot serve, or PLAIN/SCRAM without a user name
+      and password, is refused with a ``ConfigException`` naming the key.
     * With ``security.protocol`` ``SSL`` or ``SASL_SSL``, every ``ssl.*`` key (JKS, PKCS12 or PEM stores,
       inline PEM keys, host name checking, protocols) becomes one ``ssl_context``
       (:func:`connect_spark.storage.kafka_tls.ssl_context`); otherwise ``ssl.*`` keys are ignored, as Kafka
@@ -137,6 +140,7 @@ def kafka_client_kwargs(
             ignored.append(key)
 
     jaas = config.get("sasl.jaas.config")
+    module, options = "", {}
     if jaas:
         try:
             module, options = parse_jaas_config(str(jaas))
@@ -147,14 +151,18 @@ def kafka_client_kwargs(
                 kwargs["sasl_plain_username"] = options["username"]
             if "password" in options:
                 kwargs["sasl_plain_password"] = options["password"]
-        else:
+        elif not module.endswith(_OAUTH_MODULE):
             log.warning("sasl.jaas.config uses %s, which the Python Kafka client of the storage topics cannot use; "
-                        "only PlainLoginModule and ScramLoginModule are translated", module)
+                        "only PlainLoginModule, ScramLoginModule and OAuthBearerLoginModule are translated", module)
 
-    if str(kwargs.get("security_protocol", "")).startswith("SASL"):
-        _check_mechanism(kwargs)
     if uses_tls(config):
         kwargs["ssl_context"] = ssl_context(config)
+    if str(kwargs.get("security_protocol", "")).startswith("SASL"):
+        _check_mechanism(kwargs)
+        if kwargs.get("sasl_mechanism") == "OAUTHBEARER":
+            from connect_spark.storage.kafka_oauth import token_provider
+
+            kwargs["sasl_oauth_token_provider"] = token_provider(config, options, kwargs.get("ssl_context"))
 
     if ignored:
         log.debug("Kafka client settings not used by the storage clients: %s", ", ".join(sorted(ignored)))
@@ -169,15 +177,9 @@ def _check_mechanism(kwargs: Mapping[str, Any]) -> None:
             raise ConfigException(
                 f"sasl.mechanism={mechanism} needs sasl.jaas.config with PlainLoginModule (PLAIN) or ScramLoginModule "
                 "(SCRAM) and its username and password options", "sasl.jaas.config", "[hidden]")
-    elif mechanism == "OAUTHBEARER":
-        raise ConfigException(
-            "The Python Kafka clients of connect_spark (offset, status and config stores, dead letter queue, admin) "
-            "cannot obtain OAUTHBEARER tokens: Kafka's OAuthBearerLoginModule and sasl.oauthbearer.* / "
-            "sasl.login.callback.handler.class are not translated. Allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
-            "GSSAPI", "sasl.mechanism", mechanism)
-    elif mechanism != "GSSAPI":
+    elif mechanism not in ("GSSAPI", "OAUTHBEARER"):
         raise ConfigException("Not a SASL mechanism the Python Kafka clients can use; allowed: PLAIN, SCRAM-SHA-256, "
-                              "SCRAM-SHA-512, GSSAPI", "sasl.mechanism", mechanism)
+                              "SCRAM-SHA-512, OAUTHBEARER, GSSAPI", "sasl.mechanism", mechanism)
 
 
 def accepted_kwargs(client_class: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:

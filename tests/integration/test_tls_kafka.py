@@ -208,3 +208,53 @@ def test_wrong_truststore_password_fails_at_start_naming_the_key(tls_broker, tls
     assert "ssl.truststore.password" in output and "password is wrong" in output, output[-3000:]
     assert wrong not in output and tls.store_password not in output
     assert "Traceback" not in output, output[-3000:]
+
+
+def oauth_keys(tls, jaas_options, **keys):
+    return {"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER", **keys,
+            "sasl.jaas.config": f"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                                f"{jaas_options};",
+            "ssl.truststore.location": str(tls.client_truststore("jks")), "ssl.truststore.password": tls.store_password}
+
+
+def test_offset_store_and_group_over_oauthbearer_client_credentials(tls_broker, tls, topic_name):
+    """The runtime's own clients get their tokens from a token endpoint (client credentials)."""
+    from connect_spark.storage import KafkaOffsetStore
+    from connect_spark.testing.oauth import LocalTokenEndpoint
+
+    create_topic(tls_broker.bootstrap_servers, topic_name, partitions=1)
+    with LocalTokenEndpoint({"connect-svc": "oauth-client-secret"}) as endpoint:
+        store = KafkaOffsetStore(tls_broker.sasl_ssl_bootstrap_servers, topic=f"oauth-offsets-{topic_name[-6:]}",
+                                 partitions=1, replication_factor=1, client_config=oauth_keys(
+                                     tls, 'clientId="connect-svc" clientSecret="oauth-client-secret" scope="kafka"',
+                                     **{"sasl.oauthbearer.token.endpoint.url": endpoint.url}))
+        store.start()
+        try:
+            offsets = {TopicPartition(topic_name, 0): 7}
+            store.write("oauth-sink", offsets, "connect-oauth-sink")
+            assert store.read("oauth-sink") == offsets
+        finally:
+            store.stop()
+        assert {client for client, _ in endpoint.requests} == {"connect-svc"}
+    assert group_offsets(tls_broker, "connect-oauth-sink") == {TopicPartition(topic_name, 0): 7}
+
+
+def test_files_sink_over_oauthbearer_unsecured_tokens(tls_broker, tls, topic_name, work_dir):
+    """Spark's source (Java's own unsecured login), the offset store, the group commit and the DLQ over
+    SASL_SSL/OAUTHBEARER, as on a development broker."""
+    ends = produce_orders(tls_broker, topic_name)
+    dlq = f"dlq-{topic_name}"
+    worker = worker_properties(tls_broker.sasl_ssl_bootstrap_servers, work_dir, **{
+        **oauth_keys(tls, 'unsecuredLoginStringClaim_sub="connect"'), **small_spark(),
+        "offset.storage.topic": f"oauth-offsets-{topic_name[-6:]}"})
+    files = work_dir / "files"
+    connector = {"name": "oauth-files", "connector.class": "FilesSink", "topics": topic_name,
+                 "files.dir": str(files), "files.format": "json", "files.rotate.records": "1", **dlq_keys(dlq)}
+
+    code, _, output = run_cli(cli_command(worker, connector, work_dir, available_now=True), work_dir / "cli.log", 400)
+
+    assert code == 0, output[-3000:]
+    assert sorted(r["id"] for r in files_rows(files)) == list(range(GOOD))
+    assert [r.value for r in read_topic(tls_broker.bootstrap_servers, dlq)] == [b"{oops"] * BAD
+    assert committed_offsets(worker, "oauth-files") == ends
+    assert group_offsets(tls_broker, "connect-oauth-files") == ends

@@ -188,11 +188,19 @@ def test_contexts_are_cached_per_settings(tls):
 
 
 def test_sasl_mechanisms_the_python_clients_cannot_serve():
+    oauth = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientSecret=\"oauth-pw\";"
+    with pytest.raises(ConfigException) as info:  # neither a token endpoint nor an unsecured login
+        kafka_client_kwargs({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+                             "sasl.jaas.config": oauth})
+    assert info.value.key == "sasl.oauthbearer.token.endpoint.url" and "oauth-pw" not in str(info.value)
+    with pytest.raises(ConfigException) as info:  # an endpoint and no clientId
+        kafka_client_kwargs({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+                             "sasl.oauthbearer.token.endpoint.url": "http://127.0.0.1:1/token", "sasl.jaas.config": oauth})
+    assert info.value.key == "sasl.jaas.config" and "clientId" in str(info.value) and "oauth-pw" not in str(info.value)
     with pytest.raises(ConfigException) as info:
-        kafka_client_kwargs({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
-                             "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer."
-                                                 "OAuthBearerLoginModule required clientSecret=\"oauth-pw\";"})
-    assert info.value.key == "sasl.mechanism" and "oauth-pw" not in str(info.value)
+        kafka_client_kwargs({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+                             "sasl.login.callback.handler.class": "com.example.MyHandler", "sasl.jaas.config": oauth})
+    assert info.value.key == "sasl.login.callback.handler.class"
     with pytest.raises(ConfigException) as info:
         kafka_client_kwargs({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256"})
     assert info.value.key == "sasl.jaas.config"
