@@ -34,7 +34,7 @@ from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from connect_spark.api.errors import ConfigException, ConnectException
 
-__all__ = ["token_provider", "OAuthTokenError"]
+__all__ = ["token_provider", "unsecured_token", "OAuthTokenError"]
 
 log = logging.getLogger(__name__)
 
@@ -113,19 +113,19 @@ def token_provider(config: Mapping[str, Any], options: Mapping[str, str],
                           "sasl.oauthbearer.token.endpoint.url", endpoint or None)
 
 
+def unsecured_token(subject: str, lifetime_s: float = 3600, claims: Mapping[str, str] | None = None) -> str:
+    """An unsigned JWT (``alg: none``) with ``sub``, ``iat``, ``exp`` and ``claims``, as Kafka's unsecured login
+    makes it; only development brokers (Kafka's default OAUTHBEARER validator) accept it."""
+    now = time.time()
+    body: dict[str, Any] = {**(claims or {}), "sub": subject, "iat": now, "exp": now + lifetime_s}
+    return f"{_b64(json.dumps({'alg': 'none'}).encode())}.{_b64(json.dumps(body).encode())}."
+
+
 def _unsecured(options: Mapping[str, str]) -> Callable[[], tuple[str, float]]:
     lifetime_s = float(options.get("unsecuredLoginLifetimeSeconds") or 3600)
-
-    def fetch() -> tuple[str, float]:
-        now = time.time()
-        claims: dict[str, Any] = {"sub": options["unsecuredLoginStringClaim_sub"], "iat": now, "exp": now + lifetime_s}
-        for key, value in options.items():
-            if key.startswith("unsecuredLoginStringClaim_") and key != "unsecuredLoginStringClaim_sub":
-                claims[key[len("unsecuredLoginStringClaim_"):]] = value
-        header = _b64(json.dumps({"alg": "none"}).encode())
-        return f"{header}.{_b64(json.dumps(claims).encode())}.", lifetime_s
-
-    return fetch
+    prefix = "unsecuredLoginStringClaim_"
+    claims = {k[len(prefix):]: v for k, v in options.items() if k.startswith(prefix) and k != prefix + "sub"}
+    return lambda: (unsecured_token(options[prefix + "sub"], lifetime_s, claims), lifetime_s)
 
 
 def _client_credentials(endpoint: str, client_id: str, client_secret: str, scope: str | None,

@@ -11,23 +11,13 @@ from __future__ import annotations
 import base64
 import json
 import threading
-import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Mapping
 
-__all__ = ["LocalTokenEndpoint", "unsecured_jwt"]
+from connect_spark.storage.kafka_oauth import unsecured_token
 
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def unsecured_jwt(subject: str, lifetime_s: float = 3600) -> str:
-    """An unsigned JWT with ``sub``, ``iat`` and ``exp``, as Kafka's unsecured login makes them."""
-    now = time.time()
-    claims = {"sub": subject, "iat": now, "exp": now + lifetime_s}
-    return f"{_b64(json.dumps({'alg': 'none'}).encode())}.{_b64(json.dumps(claims).encode())}."
+__all__ = ["LocalTokenEndpoint"]
 
 
 class LocalTokenEndpoint:
@@ -64,7 +54,7 @@ class LocalTokenEndpoint:
                     self.send_response(401)
                     self.end_headers()
                     return
-                answer = json.dumps({"access_token": unsecured_jwt(client, endpoint.lifetime_s),
+                answer = json.dumps({"access_token": unsecured_token(client, endpoint.lifetime_s),
                                      "token_type": "bearer", "expires_in": endpoint.lifetime_s}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
