@@ -22,7 +22,10 @@ from kafka import KafkaAdminClient
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.properties import format_properties
-from connect_spark.status.records import connector_status_key, decode_status
+from connect_spark.config.worker import WorkerConfig
+from connect_spark.status.records import StatusRecord, connector_status_key, decode_status
+from connect_spark.status.states import State
+from connect_spark.status.stores import status_store_for
 from connect_spark.testing.harness import cli_command, committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce, read_topic
 from connect_spark.testing.tls import make_tls_material
@@ -190,6 +193,24 @@ def test_files_sink_with_dlq_over_sasl_ssl_scram(tls_broker, tls, topic_name, wo
     assert group_offsets(tls_broker, "connect-scram-files") == ends
     for secret in (*secrets_of(tls), "wrong-prefixed-pw"):
         assert secret not in output
+    # A standalone worker keeps no statuses; the status store of a distributed one, over the same listener:
+    assert_status_store_works(WorkerConfig({**worker, "status.storage.topic": f"scram-status-{topic_name[-6:]}",
+                                            "status.storage.replication.factor": "1"}))
+
+
+def assert_status_store_works(worker_config):
+    """A RUNNING status written by one status store is read back by another (a restarted worker)."""
+    writer, reader = status_store_for(worker_config), status_store_for(worker_config)
+    writer.start()
+    try:
+        writer.put(StatusRecord("scram-files", None, State.RUNNING, None, "worker-1:8083", 1))
+    finally:
+        writer.stop()
+    reader.start()
+    try:
+        assert reader.connector("scram-files").state is State.RUNNING
+    finally:
+        reader.stop()
 
 
 def test_wrong_truststore_password_fails_at_start_naming_the_key(tls_broker, tls, topic_name, work_dir):
