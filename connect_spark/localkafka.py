@@ -7,6 +7,10 @@ serves the pytest session fixture, the demo and ``connect-spark dev-kafka start|
 It binds to 127.0.0.1 only, on free ports unless told otherwise, with a bounded heap, and answers
 before :meth:`LocalKafkaBroker.start` returns. Given ``sasl_users``, it also serves a SASL_PLAINTEXT
 listener (mechanism PLAIN) for those users, next to its plaintext one (tests of the security settings).
+Given ``tls`` (:class:`connect_spark.testing.tls.TlsMaterial`), it also serves an SSL listener that
+requires a client certificate (mutual TLS) and a SASL_SSL listener (SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN
+for ``tls_users``, whose SCRAM credentials are written when the storage is formatted; OAUTHBEARER with
+Kafka's default validator, which accepts unsecured tokens).
 Starting, stopping and the ``broker.json`` of a detached start are :mod:`connect_spark.localprocess`'s.
 """
 
@@ -21,9 +25,13 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.localprocess import LocalProcess, free_port
+
+if TYPE_CHECKING:
+    from connect_spark.testing.tls import TlsMaterial
 
 __all__ = ["BrokerError", "LocalKafkaBroker", "free_port"]
 
@@ -56,6 +64,10 @@ class LocalKafkaBroker(LocalProcess):
         sasl_users: ``{username: password}`` accepted by an extra SASL_PLAINTEXT listener (mechanism
             PLAIN) at :attr:`sasl_bootstrap_servers`; ``None`` for no such listener.
         sasl_port: port of that listener (0 = a free port).
+        tls: keys and stores of SSL (client certificate required) and SASL_SSL listeners at
+            :attr:`ssl_bootstrap_servers` and :attr:`sasl_ssl_bootstrap_servers`; ``None`` for none.
+        tls_users: ``{username: password}`` of the SASL_SSL listener (SCRAM-SHA-256/512 and PLAIN; it also
+            takes OAUTHBEARER, with unsecured tokens).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop` (process plumbing:
     :class:`~connect_spark.localprocess.LocalProcess`).
@@ -77,6 +89,8 @@ class LocalKafkaBroker(LocalProcess):
         extra_properties: dict[str, str] | None = None,
         sasl_users: dict[str, str] | None = None,
         sasl_port: int = 0,
+        tls: "TlsMaterial | None" = None,
+        tls_users: dict[str, str] | None = None,
     ) -> None:
         super().__init__(data_dir)
         self.port = port
@@ -85,6 +99,10 @@ class LocalKafkaBroker(LocalProcess):
         self.extra_properties = dict(extra_properties or {})
         self.sasl_users = dict(sasl_users) if sasl_users is not None else None
         self.sasl_port = sasl_port
+        self.tls = tls
+        self.tls_users = dict(tls_users or {})
+        self.ssl_port = 0
+        self.sasl_ssl_port = 0
 
     # -- public -----------------------------------------------------------------------------
 
@@ -102,6 +120,20 @@ class LocalKafkaBroker(LocalProcess):
         if self.sasl_users is None:
             raise BrokerError("This broker has no SASL listener: create it with sasl_users={user: password}")
         return f"127.0.0.1:{self.sasl_port}"
+
+    @property
+    def ssl_bootstrap_servers(self) -> str:
+        """The SSL listener's address (a client certificate signed by the test CA is required)."""
+        if self.tls is None:
+            raise BrokerError("This broker has no TLS listeners: create it with tls=make_tls_material(...)")
+        return f"127.0.0.1:{self.ssl_port}"
+
+    @property
+    def sasl_ssl_bootstrap_servers(self) -> str:
+        """The SASL_SSL listener's address (SCRAM-SHA-256/512 and PLAIN for ``tls_users``)."""
+        if self.tls is None:
+            raise BrokerError("This broker has no TLS listeners: create it with tls=make_tls_material(...)")
+        return f"127.0.0.1:{self.sasl_ssl_port}"
 
     def start(self, timeout: float = 90.0, detach: bool = False) -> "LocalKafkaBroker":
         """Format storage, start the broker and wait until it answers metadata requests.
@@ -125,6 +157,10 @@ class LocalKafkaBroker(LocalProcess):
         if self.sasl_users is not None:
             self.sasl_port = self.sasl_port or free_port()
             ports.append(self.sasl_port)
+        if self.tls is not None:
+            self.ssl_port = self.ssl_port or free_port()
+            self.sasl_ssl_port = self.sasl_ssl_port or free_port()
+            ports += [self.ssl_port, self.sasl_ssl_port]
         for port in ports:
             if _port_in_use(port):
                 raise BrokerError(f"Cannot start the Kafka broker: port 127.0.0.1:{port} is already in use.")
@@ -146,7 +182,7 @@ class LocalKafkaBroker(LocalProcess):
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         fmt = subprocess.run(
             [java, *jvm_flags, "-cp", classpath, "kafka.tools.StorageTool", "format",
-             f"--cluster-id={cluster_id}", "-c", str(config)],  # "=": an id may start with "-"
+             f"--cluster-id={cluster_id}", "-c", str(config), *self._scram_arguments()],  # "=": an id may start with "-"
             capture_output=True,
             text=True,
         )
@@ -204,6 +240,8 @@ class LocalKafkaBroker(LocalProcess):
         }
         if self.sasl_users is not None:
             properties.update(self._sasl_properties())
+        if self.tls is not None:
+            properties.update(self._tls_properties(properties))
         properties.update(self.extra_properties)
         path = self.data_dir / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
@@ -222,6 +260,49 @@ class LocalKafkaBroker(LocalProcess):
             "listener.name.sasl_plaintext.plain.sasl.jaas.config":
                 f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
         }
+
+    def _tls_properties(self, properties: dict[str, str]) -> dict[str, str]:
+        """SSL (client certificate required) and SASL_SSL listeners added to the ones ``properties`` has."""
+        assert self.tls is not None
+        tls = self.tls
+        users = " ".join(f'user_{name}="{_jaas_quoted(password)}"' for name, password in self.tls_users.items())
+        listeners = properties["listeners"].replace(
+            "CONTROLLER://", f"SSL://127.0.0.1:{self.ssl_port},SASL_SSL://127.0.0.1:{self.sasl_ssl_port},CONTROLLER://")
+        scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        return {
+            "listeners": listeners,
+            "advertised.listeners": (f"{properties['advertised.listeners']},SSL://127.0.0.1:{self.ssl_port},"
+                                     f"SASL_SSL://127.0.0.1:{self.sasl_ssl_port}"),
+            "listener.security.protocol.map": f"{properties['listener.security.protocol.map']},SSL:SSL,SASL_SSL:SASL_SSL",
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.location": str(tls.broker_keystore),
+            "ssl.keystore.password": tls.store_password,
+            "ssl.key.password": tls.store_password,
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(tls.ca_pem),
+            "listener.name.ssl.ssl.client.auth": "required",
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER",
+            "sasl.enabled.mechanisms": ",".join(filter(None, [properties.get("sasl.enabled.mechanisms"),
+                                                              "SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"])),
+            # Kafka's default OAUTHBEARER validator accepts unsecured (unsigned) tokens: a development broker.
+            "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                'unsecuredLoginStringClaim_sub="broker";',
+            "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": scram,
+            "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": scram,
+            "listener.name.sasl_ssl.plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+        }
+
+    def _scram_arguments(self) -> list[str]:
+        """``kafka-storage format`` arguments that create the SCRAM credentials of ``tls_users``."""
+        if self.tls is None:
+            return []
+        arguments = []
+        for name, password in self.tls_users.items():
+            for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+                arguments += ["--add-scram", f'{mechanism}=[name={name},password="{_jaas_quoted(password)}"]']
+        return arguments
 
     def _write_log4j(self) -> Path:
         path = self.data_dir / "log4j2.properties"

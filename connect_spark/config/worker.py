@@ -155,6 +155,8 @@ _STORAGE = "Offsets, configs and status storage"
 _REST = "REST"
 _PLUGINS = "Plugins and config providers"
 _SPARK = "Spark (connect_spark)"
+_SECURITY = "Kafka security (TLS and SASL)"
+_STORE_TYPES = ValidString.in_("JKS", "PKCS12", "PEM", case_insensitive=True)
 
 WORKER_CONFIG_DEF = (
     ConfigDef()
@@ -165,6 +167,48 @@ WORKER_CONFIG_DEF = (
             "Security protocol of connect_spark's Kafka clients, shared with the sasl.* and ssl.* keys. "
             "consumer.*, producer.* and admin.* keys (e.g. consumer.security.protocol) override it for one kind of "
             "client.", _COMMON)
+    .define("ssl.truststore.location", Type.STRING, None, None, Importance.HIGH,
+            "The truststore (CA certificates) of every Kafka client: a JKS or PKCS12 store, or a PEM file. Read by "
+            "Spark's Kafka source and, in memory, by connect_spark's own clients (stores, dead letter queue, admin).",
+            _SECURITY)
+    .define("ssl.truststore.password", Type.PASSWORD, None, None, Importance.HIGH,
+            "Password of the JKS or PKCS12 truststore.", _SECURITY)
+    .define("ssl.truststore.type", Type.STRING, None, _STORE_TYPES, Importance.MEDIUM,
+            "JKS (Kafka's default), PKCS12 or PEM. A binary store is read by its content, as Java 17 does.",
+            _SECURITY)
+    .define("ssl.truststore.certificates", Type.STRING, None, None, Importance.LOW,
+            "CA certificates as inline PEM text (with ssl.truststore.type=PEM), instead of a truststore file.",
+            _SECURITY)
+    .define("ssl.keystore.location", Type.STRING, None, None, Importance.HIGH,
+            "The client keystore (key and certificate chain) for mutual TLS: JKS, PKCS12 or a PEM file.", _SECURITY)
+    .define("ssl.keystore.password", Type.PASSWORD, None, None, Importance.HIGH,
+            "Password of the JKS or PKCS12 keystore.", _SECURITY)
+    .define("ssl.keystore.type", Type.STRING, None, _STORE_TYPES, Importance.MEDIUM,
+            "JKS (Kafka's default), PKCS12 or PEM.", _SECURITY)
+    .define("ssl.key.password", Type.PASSWORD, None, None, Importance.HIGH,
+            "Password of the private key in the keystore (a JKS key's own password, or an encrypted PEM key).",
+            _SECURITY)
+    .define("ssl.keystore.key", Type.PASSWORD, None, None, Importance.LOW,
+            "The client's private key as inline PEM text (with ssl.keystore.certificate.chain).", _SECURITY)
+    .define("ssl.keystore.certificate.chain", Type.STRING, None, None, Importance.LOW,
+            "The client's certificate chain as inline PEM text (with ssl.keystore.key).", _SECURITY)
+    .define("ssl.endpoint.identification.algorithm", Type.STRING, "https", None, Importance.LOW,
+            "https checks that the broker's certificate names the host connected to; empty turns the check off.",
+            _SECURITY)
+    .define("ssl.enabled.protocols", Type.STRING, "TLSv1.2,TLSv1.3", None, Importance.LOW,
+            "TLS versions the clients may use; connect_spark's own clients use the lowest to the highest listed.",
+            _SECURITY)
+    .define("ssl.cipher.suites", Type.STRING, None, None, Importance.LOW,
+            "Cipher suites. Spark's Kafka source uses the list; connect_spark's own clients use it when OpenSSL knows "
+            "the names and otherwise OpenSSL's defaults (with a WARN).", _SECURITY)
+    .define("sasl.mechanism", Type.STRING, "GSSAPI", None, Importance.MEDIUM,
+            "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (user and password from sasl.jaas.config), "
+            "OAUTHBEARER (client credentials from sasl.oauthbearer.token.endpoint.url and OAuthBearerLoginModule's "
+            "clientId/clientSecret, or unsecured tokens for development brokers), or GSSAPI.",
+            _SECURITY)
+    .define("sasl.jaas.config", Type.PASSWORD, None, None, Importance.MEDIUM,
+            "JAAS login entry, e.g. org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" "
+            "password=\"p\";", _SECURITY)
     .define("group.id", Type.STRING, None, None, Importance.LOW,
             "Name of a distributed worker group. Not the sink consumer group, which is connect-<connector name>.",
             _COMMON)

@@ -104,6 +104,7 @@ def _reporters(connector: "ConnectorConfig", worker: "WorkerConfig", task_id: in
             context_headers=connector.errors_deadletterqueue_context_headers_enable,
             client_config={**worker.kafka_client_config(), **worker.producer_config(),
                            **connector.producer_overrides},
+            admin_config={**worker.kafka_client_config(), **worker.admin_config(), **connector.admin_overrides},
         ))
     if connector.errors_log_enable:
         reporters.append(LogReporter(connector.name, task_id, connector.errors_log_include_messages))

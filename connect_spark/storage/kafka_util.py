@@ -29,6 +29,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.errors import ConfigException, ConnectException
 from connect_spark.config.definition import Password
+from connect_spark.storage.kafka_tls import check_handshake, ssl_context, uses_tls
 
 __all__ = [
     "KafkaStoreError",
@@ -68,7 +69,6 @@ _DIRECT: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "security.protocol": ("security_protocol", lambda v: str(v).strip().upper()),
     "sasl.mechanism": ("sasl_mechanism", lambda v: str(v).strip().upper()),
     "sasl.kerberos.service.name": ("sasl_kerberos_service_name", str),
-    "ssl.key.password": ("ssl_password", str),
     "client.id": ("client_id", str),
     "request.timeout.ms": ("request_timeout_ms", int),
     "retry.backoff.ms": ("retry_backoff_ms", int),
@@ -78,28 +78,16 @@ _DIRECT: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "metadata.max.age.ms": ("metadata_max_age_ms", int),
 }
 # Keys read together with others below, or that the caller passes by other means.
-_HANDLED = frozenset({
-    "bootstrap.servers",
-    "sasl.jaas.config",
-    "ssl.truststore.location",
-    "ssl.truststore.type",
-    "ssl.keystore.location",
-    "ssl.keystore.type",
-    "ssl.endpoint.identification.algorithm",
-})
-_PEM_SUFFIXES = (".pem", ".crt", ".cer")
+_HANDLED = frozenset({"bootstrap.servers", "sasl.jaas.config"})
 _PASSWORD_MODULES = ("PlainLoginModule", "ScramLoginModule")
+_OAUTH_MODULE = "OAuthBearerLoginModule"
+# SASL mechanisms kafka-python serves from a user name and password in sasl.jaas.config.
+_PASSWORD_MECHANISMS = frozenset({"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"})
 
 
 def _plain(value: Any) -> Any:
     """The value itself; a :class:`~connect_spark.config.definition.Password` is unwrapped."""
     return value.value if isinstance(value, Password) else value
-
-
-def _is_pem(location: str, store_type: Any) -> bool:
-    if store_type:
-        return str(store_type).strip().upper() == "PEM"
-    return location.lower().endswith(_PEM_SUFFIXES)
 
 
 def kafka_client_kwargs(
@@ -112,17 +100,19 @@ def kafka_client_kwargs(
 
     What is translated:
 
-    * ``security.protocol``, ``sasl.mechanism``, ``sasl.kerberos.service.name``, ``ssl.key.password``,
-      ``client.id`` and a few timing keys (``request.timeout.ms``, ``retry.backoff.ms``, ...).
+    * ``security.protocol``, ``sasl.mechanism``, ``sasl.kerberos.service.name``, ``client.id`` and a few
+      timing keys (``request.timeout.ms``, ``retry.backoff.ms``, ...).
     * ``sasl.jaas.config`` with ``PlainLoginModule`` or ``ScramLoginModule``: its ``username`` and
       ``password`` options become ``sasl_plain_username``/``sasl_plain_password`` (kafka-python uses
       those for PLAIN and SCRAM alike). Other login modules cannot be expressed and are skipped with a
-      WARN.
-    * ``ssl.truststore.location`` → ``ssl_cafile`` and ``ssl.keystore.location`` → ``ssl_certfile`` and
-      ``ssl_keyfile`` (one PEM file holding key and certificate chain), only for PEM stores
-      (``ssl.*.type=PEM``, or no type and a ``.pem``/``.crt``/``.cer`` name): Python's ``ssl`` module
-      cannot read JKS or PKCS12 stores, so those are skipped with a WARN.
-    * ``ssl.endpoint.identification.algorithm``: empty turns host name checking off, ``https`` on.
+      WARN. ``OAuthBearerLoginModule`` with ``sasl.mechanism=OAUTHBEARER`` becomes a
+      ``sasl_oauth_token_provider`` (:mod:`connect_spark.storage.kafka_oauth`: client credentials or
+      unsecured tokens). A mechanism the Python clients cannot serve, or PLAIN/SCRAM without a user name
+      and password, is refused with a ``ConfigException`` naming the key.
+    * With ``security.protocol`` ``SSL`` or ``SASL_SSL``, every ``ssl.*`` key (JKS, PKCS12 or PEM stores,
+      inline PEM keys, host name checking, protocols) becomes one ``ssl_context``
+      (:func:`connect_spark.storage.kafka_tls.ssl_context`); otherwise ``ssl.*`` keys are ignored, as Kafka
+      ignores them.
 
     Every other key is ignored with a DEBUG line naming the key, never its value.
 
@@ -146,10 +136,11 @@ def kafka_client_kwargs(
                 kwargs[name] = convert(value)
             except (TypeError, ValueError):
                 raise ConfigException("Not a valid value for a Kafka client setting", key, value) from None
-        elif key not in _HANDLED:
+        elif key not in _HANDLED and not key.startswith("ssl."):
             ignored.append(key)
 
     jaas = config.get("sasl.jaas.config")
+    module, options = "", {}
     if jaas:
         try:
             module, options = parse_jaas_config(str(jaas))
@@ -160,32 +151,35 @@ def kafka_client_kwargs(
                 kwargs["sasl_plain_username"] = options["username"]
             if "password" in options:
                 kwargs["sasl_plain_password"] = options["password"]
-        else:
+        elif not module.endswith(_OAUTH_MODULE):
             log.warning("sasl.jaas.config uses %s, which the Python Kafka client of the storage topics cannot use; "
-                        "only PlainLoginModule and ScramLoginModule are translated", module)
+                        "only PlainLoginModule, ScramLoginModule and OAuthBearerLoginModule are translated", module)
 
-    truststore = config.get("ssl.truststore.location")
-    if truststore:
-        if _is_pem(str(truststore), config.get("ssl.truststore.type")):
-            kwargs["ssl_cafile"] = str(truststore)
-        else:
-            log.warning("ssl.truststore.location is not a PEM file; the Python Kafka client of the storage topics "
-                        "reads PEM only (set ssl.truststore.type=PEM with a PEM file of CA certificates)")
-    keystore = config.get("ssl.keystore.location")
-    if keystore:
-        if _is_pem(str(keystore), config.get("ssl.keystore.type")):
-            kwargs["ssl_certfile"] = str(keystore)
-            kwargs["ssl_keyfile"] = str(keystore)
-        else:
-            log.warning("ssl.keystore.location is not a PEM file; the Python Kafka client of the storage topics "
-                        "reads PEM only (set ssl.keystore.type=PEM with the key and certificate chain in one file)")
-    algorithm = config.get("ssl.endpoint.identification.algorithm")
-    if algorithm is not None:
-        kwargs["ssl_check_hostname"] = str(algorithm).strip().lower() == "https"
+    if uses_tls(config):
+        kwargs["ssl_context"] = ssl_context(config)
+    if str(kwargs.get("security_protocol", "")).startswith("SASL"):
+        _check_mechanism(kwargs)
+        if kwargs.get("sasl_mechanism") == "OAUTHBEARER":
+            from connect_spark.storage.kafka_oauth import token_provider
+
+            kwargs["sasl_oauth_token_provider"] = token_provider(config, options, kwargs.get("ssl_context"))
 
     if ignored:
         log.debug("Kafka client settings not used by the storage clients: %s", ", ".join(sorted(ignored)))
     return kwargs if client_class is None else accepted_kwargs(client_class, kwargs)
+
+
+def _check_mechanism(kwargs: Mapping[str, Any]) -> None:
+    """Refuse a SASL mechanism the Python clients cannot serve, naming the key (never a secret)."""
+    mechanism = str(kwargs.get("sasl_mechanism", "GSSAPI"))
+    if mechanism in _PASSWORD_MECHANISMS:
+        if "sasl_plain_username" not in kwargs or "sasl_plain_password" not in kwargs:
+            raise ConfigException(
+                f"sasl.mechanism={mechanism} needs sasl.jaas.config with PlainLoginModule (PLAIN) or ScramLoginModule "
+                "(SCRAM) and its username and password options", "sasl.jaas.config", "[hidden]")
+    elif mechanism not in ("GSSAPI", "OAUTHBEARER"):
+        raise ConfigException("Not a SASL mechanism the Python Kafka clients can use; allowed: PLAIN, SCRAM-SHA-256, "
+                              "SCRAM-SHA-512, OAUTHBEARER, GSSAPI", "sasl.mechanism", mechanism)
 
 
 def accepted_kwargs(client_class: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,8 +269,10 @@ def check_authentication(
 
     Called from the ``start`` of the Kafka-backed stores, before their clients are made, so that a wrong
     password stops the worker within seconds with an error naming the keys to check, instead of a long
-    bootstrap timeout. Does nothing unless ``security.protocol`` is ``SASL_PLAINTEXT`` or ``SASL_SSL``.
-    Other connection problems are left to the caller's clients to report.
+    bootstrap timeout. With ``SSL`` or ``SASL_SSL``, a broker certificate the truststore does not trust is
+    reported first (:func:`connect_spark.storage.kafka_tls.check_handshake`). The SASL check does nothing
+    unless ``security.protocol`` is ``SASL_PLAINTEXT`` or ``SASL_SSL``. Other connection problems are left
+    to the caller's clients to report.
 
     Args:
         config: Kafka-style client settings (as given to :func:`kafka_client_kwargs`).
@@ -287,8 +283,10 @@ def check_authentication(
     Raises:
         KafkaAuthenticationError: the broker answered with an authentication failure (the message names
             the user and mechanism, never the password).
+        ConfigException: a store cannot be read, or the broker's certificate is not trusted.
     """
     kwargs = kafka_client_kwargs(config, KafkaAdminClient)
+    check_handshake({str(k): _plain(v) for k, v in config.items()}, bootstrap_servers)
     protocol = str(kwargs.get("security_protocol", "PLAINTEXT"))
     if not protocol.startswith("SASL"):
         return

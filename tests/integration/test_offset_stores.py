@@ -276,37 +276,38 @@ def test_unreachable_cluster(offsets_topic):
 # -- client settings (pure logic; kept here with the store that uses them) ------------------------------
 
 
-def test_client_settings_translation(caplog):
+def test_client_settings_translation(caplog, tmp_path):
+    from connect_spark.testing.tls import make_tls_material
+
+    tls = make_tls_material(tmp_path / "tls")
     config = {
         "bootstrap.servers": "ignored:9092",
         "security.protocol": "sasl_ssl",
         "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
                             'username="svc" password="s3cr\\"et";',
-        "ssl.truststore.location": "/etc/kafka/ca.pem",
-        "ssl.keystore.location": "/etc/kafka/client.p12",
+        "ssl.truststore.location": str(tls.ca_pem),
+        "ssl.keystore.location": str(tls.client_keystore("p12")),
         "ssl.keystore.type": "PKCS12",
-        "ssl.keystore.password": "keystore-secret",
+        "ssl.keystore.password": tls.store_password,
         "ssl.endpoint.identification.algorithm": "",
         "request.timeout.ms": "5000",
         "some.unknown.key": "unknown-secret-value",
     }
     with caplog.at_level(logging.DEBUG, logger="connect_spark.storage"):
         kwargs = kafka_client_kwargs(config)
+    context = kwargs.pop("ssl_context")
     assert kwargs == {
         "security_protocol": "SASL_SSL",
         "sasl_mechanism": "SCRAM-SHA-512",
         "sasl_plain_username": "svc",
         "sasl_plain_password": 's3cr"et',
-        "ssl_cafile": "/etc/kafka/ca.pem",
-        "ssl_check_hostname": False,
         "request_timeout_ms": 5000,
     }
+    assert context.check_hostname is False and context.cert_store_stats()["x509_ca"] == 1
     logged = "\n".join(r.getMessage() for r in caplog.records)
-    assert "some.unknown.key" in logged and "ssl.keystore.password" in logged
-    assert "secret" not in logged.replace("ssl.keystore.password", "").replace("unknown.key", "")
-    assert "s3cr" not in logged and "keystore-secret" not in logged and "unknown-secret-value" not in logged
-    assert any("PEM" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    assert "some.unknown.key" in logged and "ssl.keystore.password" not in logged
+    assert "s3cr" not in logged and tls.store_password not in logged and "unknown-secret-value" not in logged
 
 
 def test_client_settings_for_a_class_and_passwords():
@@ -315,9 +316,9 @@ def test_client_settings_for_a_class_and_passwords():
     config = {"sasl.jaas.config": Password(
         'org.apache.kafka.common.security.plain.PlainLoginModule required username=u password="p";'),
         "ssl.keystore.location": "/k.pem", "ssl.key.password": Password("kp")}
+    # PLAINTEXT: the ssl.* keys are ignored, as Kafka ignores them.
     kwargs = kafka_client_kwargs(config, KafkaAdminClient)
-    assert kwargs == {"sasl_plain_username": "u", "sasl_plain_password": "p", "ssl_certfile": "/k.pem",
-                      "ssl_keyfile": "/k.pem", "ssl_password": "kp"}
+    assert kwargs == {"sasl_plain_username": "u", "sasl_plain_password": "p"}
     with pytest.raises(ConfigException) as info:
         kafka_client_kwargs({"sasl.jaas.config": "username=x password=secret"})
     assert "secret" not in str(info.value)

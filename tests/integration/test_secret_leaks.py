@@ -80,6 +80,12 @@ def topic_text(bootstrap_servers, topic):
 def test_secrets_stay_out_of_rest_status_topic_and_log(bootstrap_servers, topic_name, work_dir):
     password_marker = f"pw-marker-{uuid.uuid4().hex}"
     jaas_marker = f"jaas-marker-{uuid.uuid4().hex}"
+    # The TLS keys' secrets: store and key passwords, an inline PEM key (PLAINTEXT here, so the Python clients
+    # ignore them and Spark's Kafka source is handed them as kafka.* options: neither may show them).
+    tls_markers = {key: f"{key.replace('.', '-')}-marker-{uuid.uuid4().hex}" for key in (
+        "consumer.override.ssl.truststore.password", "consumer.override.ssl.keystore.password",
+        "consumer.override.ssl.key.password", "consumer.override.ssl.keystore.key",
+        "producer.override.ssl.keystore.password")}
     create_topic(bootstrap_servers, topic_name, partitions=1)
     produce(bootstrap_servers, topic_name, [(0, b"k", f"v{i}".encode(), []) for i in range(3)])
     port, suffix = free_port(), topic_name[-6:]
@@ -99,6 +105,7 @@ def test_secrets_stay_out_of_rest_status_topic_and_log(bootstrap_servers, topic_
         "recording.password": password_marker,
         "consumer.override.sasl.jaas.config":
             f'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{jaas_marker}";',
+        **tls_markers,
     }
     log_file = work_dir / "distributed.log"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -137,7 +144,7 @@ def test_secrets_stay_out_of_rest_status_topic_and_log(bootstrap_servers, topic_
     log_text = log_file.read_text(errors="replace")
     status_text = topic_text(bootstrap_servers, status_topic)
     assert "leaky" in status_text  # the status topic was read
-    for marker in (password_marker, jaas_marker):
+    for marker in (password_marker, jaas_marker, *tls_markers.values()):
         assert marker not in answers, [a for a in rest.answers if marker in a]
         assert marker not in log_text, [line for line in log_text.splitlines() if marker in line]
         assert marker not in status_text

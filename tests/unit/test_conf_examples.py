@@ -8,9 +8,21 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def test_example_worker_and_connectors_validate():
-    connectors = sorted(p for p in CONF.glob("*.properties") if p.name != "worker.properties")
+    connectors = sorted(p for p in CONF.glob("*.properties") if not p.name.startswith("worker"))
     assert connectors, "conf/ has no connector example"
     worker, parsed = validate_configs(CONF / "worker.properties", connectors)
     assert worker.bootstrap_servers == "localhost:9092"
     assert {c.name for c in parsed} == {"recording-sink", "json-filter-dlq-sink", "delta-sink", "local-file-sink",
                                        "files-sink", "avro-delta-sink", "jdbc-sink", "iceberg-sink"}
+
+
+def test_example_tls_worker_validates(tmp_path):
+    # The ${file:...} references resolve against a secrets file the example points at; stand one in.
+    text = (CONF / "worker-tls.properties").read_text().replace(
+        "/etc/kafka/secrets/connect-secrets.properties", str(tmp_path / "secrets.properties"))
+    (tmp_path / "secrets.properties").write_text("truststore.password=t-pw\nkeystore.password=k-pw\n")
+    (tmp_path / "worker.properties").write_text(text)
+    worker, _ = validate_configs(tmp_path / "worker.properties", [CONF / "files-sink.properties"])
+    client = worker.kafka_client_config()
+    assert client["security.protocol"] == "SSL" and client["ssl.keystore.type"] == "PKCS12"
+    assert "t-pw" not in repr(worker)

@@ -193,6 +193,9 @@ class DeadLetterQueueReporter(Reporter):
             ``producer.*``/``producer.override.*`` by the caller), translated with
             :func:`connect_spark.storage.kafka_util.kafka_client_kwargs`; the producer also honours
             :data:`PRODUCER_KEYS` (``max.request.size``, ``compression.type``, ...).
+        admin_config: the same for the admin client that creates the topic (the worker's settings merged with
+            ``admin.*``/``admin.override.*``, as Connect's DLQ admin client has them); ``client_config`` when
+            not given.
     """
 
     def __init__(
@@ -204,6 +207,7 @@ class DeadLetterQueueReporter(Reporter):
         replication_factor: int = 3,
         context_headers: bool = False,
         client_config: Mapping[str, Any] | None = None,
+        admin_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic.strip()
@@ -212,6 +216,7 @@ class DeadLetterQueueReporter(Reporter):
         self.replication_factor = replication_factor
         self.context_headers = context_headers
         self.client_config = dict(client_config or {})
+        self.admin_config = dict(admin_config) if admin_config is not None else self.client_config
         self._lock = threading.Lock()
         self._producer: Any = None
         self._setup_error: DeadLetterQueueException | None = None
@@ -223,10 +228,10 @@ class DeadLetterQueueReporter(Reporter):
         """``connector-dlq-producer-<connector>-<task>``, Kafka Connect's DLQ producer client id."""
         return f"connector-dlq-producer-{self.connector_name}-{self.task_id}"
 
-    def _client_kwargs(self, client_class: type) -> dict[str, Any]:
+    def _client_kwargs(self, client_class: type, settings: Mapping[str, Any]) -> dict[str, Any]:
         from connect_spark.storage.kafka_util import kafka_client_kwargs
 
-        kwargs = kafka_client_kwargs(self.client_config, client_class)
+        kwargs = kafka_client_kwargs(settings, client_class)
         kwargs["bootstrap_servers"] = self.bootstrap_servers
         return kwargs
 
@@ -264,7 +269,7 @@ class DeadLetterQueueReporter(Reporter):
 
         admin = None
         try:
-            kwargs = self._client_kwargs(KafkaAdminClient)
+            kwargs = self._client_kwargs(KafkaAdminClient, self.admin_config)
             kwargs["client_id"] = "connector-dlq-adminclient-"
             admin = KafkaAdminClient(**kwargs)
             created = ensure_topic(
@@ -293,7 +298,7 @@ class DeadLetterQueueReporter(Reporter):
         from kafka import KafkaProducer
 
         try:
-            kwargs = self._client_kwargs(KafkaProducer)
+            kwargs = self._client_kwargs(KafkaProducer, self.client_config)
             kwargs.update(producer_kwargs(self.client_config))
             kwargs.update(
                 client_id=self.producer_client_id,
