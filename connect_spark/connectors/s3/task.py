@@ -1,0 +1,352 @@
+"""The S3 sink task: Confluent's objects, uploaded whole under deterministic names, exactly once.
+
+The offset protocol (ARCHITECTURE.md §5, without renames):
+
+1. Records are handled per original Kafka partition in offset order, with Confluent's rotation rules
+   (``TopicPartitionWriter``): each record goes to the open object of its encoded partition; the
+   partition's open objects are all uploaded together — a *group* — when they hold ``flush.size``
+   records, when (time partitioners, ``rotate.interval.ms``) a record's time is that far past the
+   group's first or falls in another encoded partition, when the value schema changes
+   (``schema.compatibility``), or on the wall-clock ``rotate.schedule.interval.ms``.
+2. An object is named ``<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start offset>.<ext>``
+   after its first record, and uploaded whole (``store.py``); its metadata names its group:
+   ``[first offset, next offset)`` and the number of objects. The same records from the same starting
+   point always give the same groups, names and bytes, so re-writing a group replaces it by itself.
+3. ``pre_commit`` returns, per partition, the first offset still in an open object (everything given
+   when none is open): only records in uploaded groups, or skipped on purpose, are committed.
+4. ``open`` lists the partition's objects, reads the group of the one with the highest start offset and
+   rewinds with ``context.offset`` to the group's next offset when all its objects are there, else to
+   its first offset (a crash in the middle of a group: the group is written again, whole). Records
+   below that point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
+   their records again.
+
+Deterministic only when rotation depends on the records alone: ``rotate.schedule.interval.ms`` and the
+``Wallclock`` extractor depend on when records are written (a warning at start says so), as in
+Confluent's documentation.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Collection, Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connect_spark.api.bulk import ArrowSinkTask
+from connect_spark.api.data import Schema
+from connect_spark.api.errors import ConnectException, DataException
+from connect_spark.api.records import TopicPartition
+from connect_spark.columnar.records import connect_schemas, frame_to_records
+from connect_spark.connectors.s3.config import S3SinkConfig
+from connect_spark.connectors.s3.formats import extension, serialize, unwritable
+from connect_spark.connectors.s3.partitioner import Partitioner, record_times
+from connect_spark.connectors.s3.store import Bucket, GroupMark
+
+__all__ = ["S3SinkTask", "VERSION"]
+
+log = logging.getLogger(__name__)
+
+VERSION = "1.0.0"
+
+
+@dataclass
+class _OpenObject:
+    """The records of one encoded partition not yet uploaded."""
+
+    start: int
+    parts: list[pa.Array] = field(default_factory=list)
+
+
+@dataclass
+class _Writer:
+    """One Kafka partition's open group (Confluent's ``TopicPartitionWriter`` state)."""
+
+    objects: dict[str, _OpenObject] = field(default_factory=dict)
+    count: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    base_time: int | None = None
+    current_encoded: str | None = None
+    schema: Schema | None = None  # the value schema of the open group's records
+
+    def reset(self) -> None:
+        """Start a new group (after an upload); the schema stays as the next records' reference."""
+        self.objects, self.count, self.first_offset, self.last_offset = {}, 0, None, None
+        self.base_time, self.current_encoded = None, None
+
+
+class S3SinkTask(ArrowSinkTask):
+    """Writes Confluent's S3 objects; see the module docstring for the offset protocol."""
+
+    reads_headers = False  # objects hold record values only
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.config: S3SinkConfig | None = None
+        self.bucket: Bucket | None = None
+        self.partitioner: Partitioner | None = None
+        self.clock = clock
+        self._writers: dict[TopicPartition, _Writer] = {}
+        self._resume: dict[TopicPartition, int] = {}
+        self._next_schedule: float | None = None
+
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, props: dict[str, str]) -> None:
+        """Called by the runtime once, where the task runs: parses the keys and builds the S3 client."""
+        self.config = S3SinkConfig.parse(props)
+        self.bucket = Bucket(self.config)
+        self.partitioner = Partitioner(self.config, self.clock)
+        self._schedule_next()
+
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        """Called by the runtime on assignment: rewind each partition to after its last complete group."""
+        config = self._require_config()
+        seeks = {}
+        for tp in partitions:
+            self._writers[tp] = _Writer()
+            resume = self._resume_point(tp)
+            if resume is not None:
+                self._resume[tp] = resume
+                seeks[tp] = resume
+        if seeks:
+            log.info("%s: resuming after the objects in s3://%s: %s", config.connector_name, config.bucket,
+                     ", ".join(f"{tp}@{off}" for tp, off in sorted(seeks.items())))
+            self.context.offset(seeks)
+
+    def put_arrow(self, table: pa.Table) -> None:
+        """Called by the runtime with the converted records of this task's partitions."""
+        if table.num_rows == 0:
+            self._rotate_on_schedule()
+            return
+        _, value_schema = connect_schemas(table)
+        keys = table.select(["original_topic", "original_partition"]).group_by(
+            ["original_topic", "original_partition"]).aggregate([]).to_pylist()
+        for key in keys:
+            tp = TopicPartition(key["original_topic"], key["original_partition"])
+            rows = table.filter(pc.and_(pc.equal(table.column("original_topic"), tp.topic),
+                                        pc.equal(table.column("original_partition"), tp.partition)))
+            resume = self._resume.get(tp)
+            if resume is not None:
+                rows = rows.filter(pc.greater_equal(rows.column("original_offset"), resume))
+            rows = self._writable(rows.sort_by("original_offset"), value_schema)
+            if rows.num_rows:
+                self._write(tp, rows, value_schema)
+        self._rotate_on_schedule()
+
+    def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Called by the runtime on each commit tick: only offsets of uploaded records are returned."""
+        safe = {}
+        for tp, offset in current_offsets.items():
+            writer = self._writers.get(tp)
+            if writer is not None and writer.count:
+                assert writer.first_offset is not None
+                safe[tp] = min(offset, writer.first_offset)
+            else:
+                safe[tp] = offset
+        return safe
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        """Called by the runtime when partitions are taken away: open objects are dropped (``pre_commit``
+        did not return their records, so they are delivered again)."""
+        for tp in partitions:
+            self._writers.pop(tp, None)
+            self._resume.pop(tp, None)
+
+    def stop(self) -> None:
+        self._writers.clear()
+
+    # -- records in, rotation ------------------------------------------------------------------
+
+    def _writable(self, rows: pa.Table, schema: Schema | None) -> pa.Table:
+        """``rows`` without tombstones (``behavior.on.null.values``) and records the format cannot hold
+        (reported under ``errors.*``)."""
+        config = self._require_config()
+        nulls = pc.is_null(rows.column("value"))
+        if pc.any(nulls).as_py():
+            if not config.ignore_nulls:
+                first = rows.filter(nulls).slice(0, 1).to_pylist()[0]
+                raise DataException(
+                    f"Null valued record {first['original_topic']}[{first['original_partition']}]@"
+                    f"{first['original_offset']} cannot be written with behavior.on.null.values=fail "
+                    "(set it to ignore to skip tombstones)")
+            rows = rows.filter(pc.invert(nulls))
+        reason = unwritable(rows.column("value").combine_chunks(), schema, config) if rows.num_rows else None
+        if reason is not None:
+            self._report(rows, schema, reason)
+            return rows.slice(0, 0)
+        return rows
+
+    def _report(self, rows: pa.Table, schema: Schema | None, reason: str) -> None:
+        """Send ``rows`` where ``errors.*`` says (a task without a reporter fails)."""
+        if not rows.num_rows:
+            return
+        reporter = self.context.errant_record_reporter() if getattr(self, "context", None) is not None else None
+        if reporter is None:
+            first = rows.slice(0, 1).to_pylist()[0]
+            raise DataException(f"{first['original_topic']}[{first['original_partition']}]@"
+                                f"{first['original_offset']}: {reason}")
+        key_schema, _ = connect_schemas(rows)
+        for record in frame_to_records(rows, key_schema, schema):
+            reporter.report(record, DataException(reason))
+        log.warning("%s: %d records went to the error reporter: %s", self._require_config().connector_name,
+                    rows.num_rows, reason)
+
+    def _write(self, tp: TopicPartition, rows: pa.Table, schema: Schema | None) -> None:
+        """Add ``rows`` (one partition, offset order, all writable) to its open group, uploading at each
+        rotation point."""
+        config, partitioner = self._require_config(), self._require_partitioner()
+        writer = self._writers.setdefault(tp, _Writer())
+        times = record_times(rows, config, self.clock) if config.time_based else None
+        encoded = partitioner.encode(rows, tp.partition, times)
+        misplaced = pc.is_null(encoded)
+        if pc.any(misplaced).as_py():
+            what = "timestamp" if config.time_based else "partition field"
+            self._report(rows.filter(misplaced), schema, f"the record has no usable {what} for {config.partitioner} "
+                                                         "partitioning")
+            keep = pc.invert(misplaced)
+            rows, encoded = rows.filter(keep), encoded.filter(keep)
+            times = times.filter(keep) if times is not None else None
+            if not rows.num_rows:
+                return
+        if writer.count and self._schema_changed(writer.schema, schema):
+            self._upload(tp, writer)
+        writer.schema = schema
+        offsets = rows.column("original_offset").to_pylist()
+        names = encoded.to_pylist()
+        stamps = times.to_pylist() if times is not None else None
+        values = rows.column("value").combine_chunks()
+        periodic = config.rotate_interval_ms > 0 and config.time_based
+        start = 0
+        for i in range(len(offsets)):
+            if periodic and writer.count + (i - start) > 0:
+                assert stamps is not None
+                base = writer.base_time if writer.count else stamps[start]
+                current = names[i - 1] if i > start else writer.current_encoded
+                if stamps[i] - base >= config.rotate_interval_ms or names[i] != current:
+                    self._take(writer, values, offsets, names, stamps, start, i)
+                    self._upload(tp, writer)
+                    start = i
+            if writer.count + (i + 1 - start) >= config.flush_size:
+                self._take(writer, values, offsets, names, stamps, start, i + 1)
+                self._upload(tp, writer)
+                start = i + 1
+        self._take(writer, values, offsets, names, stamps, start, len(offsets))
+
+    @staticmethod
+    def _take(writer: _Writer, values: pa.Array, offsets: list[int], names: list[str],
+              stamps: list[int] | None, start: int, stop: int) -> None:
+        """Move records ``[start, stop)`` into the writer's open objects."""
+        if stop <= start:
+            return
+        if writer.count == 0:
+            writer.first_offset = offsets[start]
+            writer.base_time = stamps[start] if stamps is not None else None
+        chunk = values.slice(start, stop - start)
+        run_start = start
+        for i in range(start + 1, stop + 1):  # runs of one encoded partition, in offset order
+            if i == stop or names[i] != names[run_start]:
+                name = names[run_start]
+                opened = writer.objects.get(name)
+                if opened is None:
+                    opened = writer.objects[name] = _OpenObject(offsets[run_start])
+                opened.parts.append(chunk.slice(run_start - start, i - run_start))
+                run_start = i
+        writer.count += stop - start
+        writer.last_offset = offsets[stop - 1]
+        writer.current_encoded = names[stop - 1]
+
+    @staticmethod
+    def _schema_changed(current: Schema | None, new: Schema | None) -> bool:
+        """Any change of the value schema starts a new group (``schema.compatibility`` NONE; records are
+        never projected to another schema, so the other modes rotate the same way)."""
+        return current != new
+
+    def _rotate_on_schedule(self) -> None:
+        """``rotate.schedule.interval.ms``: upload every open group once the wall clock passes the schedule."""
+        if self._next_schedule is None or self.clock() * 1000 < self._next_schedule:
+            return
+        for tp, writer in list(self._writers.items()):
+            if writer.count:
+                self._upload(tp, writer)
+        self._schedule_next()
+
+    def _schedule_next(self) -> None:
+        config = self._require_config()
+        if config.rotate_schedule_ms > 0:
+            now = self.clock() * 1000
+            self._next_schedule = (now // config.rotate_schedule_ms + 1) * config.rotate_schedule_ms
+        else:
+            self._next_schedule = None
+
+    # -- objects out ---------------------------------------------------------------------------
+
+    def object_key(self, tp: TopicPartition, encoded: str, start: int) -> str:
+        """``<topics.dir>/<topic>/<encoded>/<topic>+<partition>+<zero-padded start>.<ext>`` (Confluent's)."""
+        config, partitioner = self._require_config(), self._require_partitioner()
+        name = (f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}"
+                f"{start:0{config.zero_pad}d}{extension(config)}" if config.zero_pad else
+                f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}{start}{extension(config)}")
+        delim = config.directory_delim
+        return f"{config.topics_dir}{delim}{partitioner.folder(tp.topic, encoded)}{delim}{name}"
+
+    def _upload(self, tp: TopicPartition, writer: _Writer) -> None:
+        """Upload the writer's open group, one whole object per encoded partition, then start a new group."""
+        if not writer.count:
+            return
+        config, bucket = self._require_config(), self._require_bucket()
+        assert writer.first_offset is not None and writer.last_offset is not None
+        objects = sorted(writer.objects.items(), key=lambda item: item[1].start)
+        mark = GroupMark(writer.first_offset, writer.last_offset + 1, len(objects))
+        for encoded, opened in objects:
+            key = self.object_key(tp, encoded, opened.start)
+            values = pa.concat_arrays(opened.parts) if len(opened.parts) > 1 else opened.parts[0]
+            bucket.put(key, serialize(values, writer.schema, config, key), mark)
+            log.info("%s: uploaded s3://%s/%s (%d records)", config.connector_name, config.bucket, key, len(values))
+        self._resume[tp] = mark.next
+        writer.reset()
+
+    # -- resuming ------------------------------------------------------------------------------
+
+    def _resume_point(self, tp: TopicPartition) -> int | None:
+        """The offset to resume ``tp`` from, read from the bucket; ``None`` when it holds none of its objects."""
+        config, bucket = self._require_config(), self._require_bucket()
+        delim = config.directory_delim
+        prefix = f"{config.topics_dir}{delim}{tp.topic}{delim}"
+        if config.partitioner == "default":
+            prefix += f"partition={tp.partition}{delim}"
+        name = re.compile(re.escape(f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}")
+                          + r"(\d+)" + re.escape(extension(config)))
+        found = list(bucket.objects(prefix, name))
+        if not found:
+            return None
+        last = max(found, key=lambda o: o.start)
+        mark = bucket.mark(last.key)
+        if mark is None:
+            raise ConnectException(f"s3://{config.bucket}/{last.key} was not written by this sink (it carries no "
+                                   "group metadata): cannot tell where to resume")
+        present = sum(1 for o in found if mark.start <= o.start < mark.next)
+        if present >= mark.objects:
+            return mark.next
+        log.warning("%s: %s's last group [%d, %d) has %d of its %d objects: writing it again",
+                    config.connector_name, tp, mark.start, mark.next, present, mark.objects)
+        return mark.start
+
+    def _require_config(self) -> S3SinkConfig:
+        if self.config is None:
+            raise RuntimeError("S3SinkTask used before start()")
+        return self.config
+
+    def _require_bucket(self) -> Bucket:
+        if self.bucket is None:
+            raise RuntimeError("S3SinkTask used before start()")
+        return self.bucket
+
+    def _require_partitioner(self) -> Partitioner:
+        if self.partitioner is None:
+            raise RuntimeError("S3SinkTask used before start()")
+        return self.partitioner
