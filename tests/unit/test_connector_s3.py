@@ -201,3 +201,19 @@ def test_avro_schema_is_named_as_confluents_avro_data():
                 {"name": "n", "type": {"type": "int", "connect.type": "int16"}}]}},
             {"name": "tags", "type": ["null", {"type": "map", "values": "int"}], "default": None}]}
     fastavro.parse_schema(avro_schema(schema))
+
+
+def test_the_secret_key_stays_out_of_errors_logs_and_masked_configs(caplog):
+    from connect_spark.config.secrets import masked
+
+    secret = "s3-secret-marker-4f9a"
+    config = {"s3.bucket.name": "b", "flush.size": "x", "format.class": JSON, "aws.access.key.id": "AKIA",
+              "aws.secret.access.key": secret, "rotate.schedule.interval.ms": "1000"}
+    with pytest.raises(ConfigException) as raised:
+        S3SinkConnector().start(config)
+    assert secret not in str(raised.value)
+    config["flush.size"] = "3"
+    S3SinkConnector().start(config)
+    assert secret not in caplog.text
+    assert secret not in str(masked(config))
+    assert secret not in repr(S3SinkConfig.parse(config))

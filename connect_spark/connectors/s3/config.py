@@ -8,7 +8,7 @@ documented as having no effect, so a Confluent properties file runs unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from connect_spark.config.definition import (
@@ -233,7 +233,7 @@ class S3SinkConfig:
     region: str
     store_url: str | None
     access_key: str
-    secret_key: str
+    secret_key: str = field(repr=False)
     part_size: int
     max_attempts: int
     topics_dir: str
