@@ -217,3 +217,14 @@ def test_the_secret_key_stays_out_of_errors_logs_and_masked_configs(caplog):
     assert secret not in caplog.text
     assert secret not in str(masked(config))
     assert secret not in repr(S3SinkConfig.parse(config))
+
+
+def test_the_key_table_in_the_docs_is_generated_from_the_declarations():
+    from pathlib import Path
+
+    from connect_spark.config.docs import render_config_def
+    from connect_spark.connectors.s3.config import S3_SINK_CONFIG_DEF
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "s3-sink.md"
+    assert render_config_def(S3_SINK_CONFIG_DEF, heading_level=3).strip() in docs.read_text(), (
+        "docs/s3-sink.md's key table is stale: paste render_config_def(S3_SINK_CONFIG_DEF) under '## Keys'")
