@@ -228,3 +228,54 @@ def test_the_key_table_in_the_docs_is_generated_from_the_declarations():
     docs = Path(__file__).resolve().parents[2] / "docs" / "s3-sink.md"
     assert render_config_def(S3_SINK_CONFIG_DEF, heading_level=3).strip() in docs.read_text(), (
         "docs/s3-sink.md's key table is stale: paste render_config_def(S3_SINK_CONFIG_DEF) under '## Keys'")
+
+
+def test_records_a_format_cannot_hold_go_to_the_error_reporter(local_s3, bucket):
+    from concurrent.futures import Future
+
+    from connect_spark.api.task import ErrantRecordReporter
+
+    class Collecting(ErrantRecordReporter):
+        def __init__(self):
+            self.reported = []
+
+        def report(self, record, error):
+            self.reported.append((record.kafka_offset, str(error)))
+            done = Future()
+            done.set_result(None)
+            return done
+
+    reporter = Collecting()
+    config = props(local_s3, bucket, flush_size="2", format_class=JSON,
+                   partitioner_class="FieldPartitioner", partition_field_name="region")
+    task = S3SinkTask()
+    context = WorkerSinkTaskContext(config, errant_reporter=reporter)
+    task.initialize(context)
+    task.start(config)
+    context.set_assignment({TP})
+    task.open([TP])
+    task.put_arrow(frame([(0, 0, {"id": 0, "name": "a", "region": None}), (1, 0, {"id": 1, "name": "b", "region": "eu"}),
+                          (2, 0, {"id": 2, "name": "c", "region": "eu"})]))
+    assert [offset for offset, _ in reporter.reported] == [0]
+    assert "partition field" in reporter.reported[0][1]
+    assert list(local_s3.objects(bucket)) == ["topics/orders/region=eu/orders+0+0000000001.json"]
+    assert task.pre_commit({TP: 3}) == {TP: 3}
+
+
+def test_throttling_and_server_errors_are_retriable_a_missing_bucket_is_not(local_s3):
+    from botocore.exceptions import ClientError
+
+    from connect_spark.api.errors import ConnectException, RetriableException
+    from connect_spark.connectors.s3.store import Bucket, GroupMark, translated
+
+    def client_error(code, status):
+        return ClientError({"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+                           "PutObject")
+
+    assert isinstance(translated(client_error("SlowDown", 503), "x"), RetriableException)
+    assert isinstance(translated(client_error("InternalError", 500), "x"), RetriableException)
+    assert not isinstance(translated(client_error("AccessDenied", 403), "x"), RetriableException)
+    config = S3SinkConfig.parse(props(local_s3, "no-such-bucket-here", flush_size="1", format_class=JSON))
+    with pytest.raises(ConnectException, match="NoSuchBucket") as raised:
+        Bucket(config).put("k", b"x", GroupMark(0, 1, 1))
+    assert not isinstance(raised.value, RetriableException)

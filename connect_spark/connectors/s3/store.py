@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from connect_spark.api.errors import ConnectException, RetriableException
 from connect_spark.connectors.s3.config import S3SinkConfig
 
-__all__ = ["Bucket", "StoredObject", "GroupMark"]
+__all__ = ["Bucket", "StoredObject", "GroupMark", "translated"]
 
 _GROUP_START = "connect-group-start"
 _GROUP_NEXT = "connect-group-next"
@@ -86,7 +86,7 @@ class Bucket:
             self.client.upload_fileobj(io.BytesIO(data), self.config.bucket, key,
                                        ExtraArgs={"Metadata": mark.metadata()}, Config=self.transfer)
         except Exception as e:
-            raise _translated(e, f"uploading s3://{self.config.bucket}/{key}") from e
+            raise translated(e, f"uploading s3://{self.config.bucket}/{key}") from e
 
     def objects(self, prefix: str, name: re.Pattern[str]) -> Iterator[StoredObject]:
         """The objects under ``prefix`` whose last path part matches ``name`` (group 1: the start offset)."""
@@ -98,18 +98,18 @@ class Bucket:
                     if match:
                         yield StoredObject(item["Key"], int(match.group(1)))
         except Exception as e:
-            raise _translated(e, f"listing s3://{self.config.bucket}/{prefix}") from e
+            raise translated(e, f"listing s3://{self.config.bucket}/{prefix}") from e
 
     def mark(self, key: str) -> GroupMark | None:
         """The group metadata of the object ``key`` (``None`` for an object this sink did not write)."""
         try:
             head = self.client.head_object(Bucket=self.config.bucket, Key=key)
         except Exception as e:
-            raise _translated(e, f"reading s3://{self.config.bucket}/{key}") from e
+            raise translated(e, f"reading s3://{self.config.bucket}/{key}") from e
         return GroupMark.from_metadata(head.get("Metadata", {}))
 
 
-def _translated(error: Exception, doing: str) -> Exception:
+def translated(error: Exception, doing: str) -> Exception:
     """A botocore failure as Connect's exception: retriable when S3 may accept the same request later."""
     from botocore.exceptions import BotoCoreError, ClientError, ConnectionError as BotoConnectionError
 
