@@ -88,6 +88,13 @@ def test_default_partitioner_avro_names_contents_and_commits(local_s3, bucket):
     # A new task lists the bucket and resumes after the last complete group.
     _, context = start(props(local_s3, bucket, flush_size="3", format_class=AVRO))
     assert context.pending_offsets == {TP: 6}
+    # The same instance in its next generation lists only the keys after those it has seen.
+    task.context.pending_offsets.clear()
+    task.open([TP])
+    task.put_arrow(frame(rows(range(6, 9))))
+    task.close([TP])
+    task.open([TP])
+    assert task.context.pending_offsets == {TP: 9}
 
 
 def test_same_records_give_the_same_bytes(local_s3, bucket):

@@ -88,10 +88,13 @@ class Bucket:
         except Exception as e:
             raise translated(e, f"uploading s3://{self.config.bucket}/{key}") from e
 
-    def objects(self, prefix: str, name: re.Pattern[str]) -> Iterator[StoredObject]:
-        """The objects under ``prefix`` whose last path part matches ``name`` (group 1: the start offset)."""
+    def objects(self, prefix: str, name: re.Pattern[str], start_after: str | None = None) -> Iterator[StoredObject]:
+        """The objects under ``prefix`` whose last path part matches ``name`` (group 1: the start offset),
+        only those whose key sorts after ``start_after`` when given."""
         try:
-            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.config.bucket, Prefix=prefix)
+            extra = {"StartAfter": start_after} if start_after else {}
+            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.config.bucket, Prefix=prefix,
+                                                                          **extra)
             for page in pages:
                 for item in page.get("Contents", ()):
                     match = name.fullmatch(item["Key"].rsplit(self.config.directory_delim, 1)[-1])

@@ -44,7 +44,7 @@ from connect_spark.columnar.records import connect_schemas, frame_to_records
 from connect_spark.connectors.s3.config import S3SinkConfig
 from connect_spark.connectors.s3.formats import extension, serialize, unwritable
 from connect_spark.connectors.s3.partitioner import Partitioner, record_times
-from connect_spark.connectors.s3.store import Bucket, GroupMark
+from connect_spark.connectors.s3.store import Bucket, GroupMark, StoredObject
 
 __all__ = ["S3SinkTask", "VERSION"]
 
@@ -91,6 +91,8 @@ class S3SinkTask(ArrowSinkTask):
         self.clock = clock
         self._writers: dict[TopicPartition, _Writer] = {}
         self._resume: dict[TopicPartition, int] = {}
+        self._listed: dict[TopicPartition, list[StoredObject]] = {}  # from the last complete group's start on
+        self._marks: dict[TopicPartition, tuple[str, GroupMark]] = {}  # the last object's group, per partition
         self._next_schedule: float | None = None
 
     def version(self) -> str:
@@ -321,14 +323,23 @@ class S3SinkTask(ArrowSinkTask):
             prefix += f"partition={tp.partition}{delim}"
         name = re.compile(re.escape(f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}")
                           + r"(\d+)" + re.escape(extension(config)))
-        found = list(bucket.objects(prefix, name))
+        # With the DefaultPartitioner a partition's objects share one folder and their zero-padded names sort
+        # by offset: list only the keys after those seen in an earlier generation of this task instance.
+        known = self._listed.get(tp, []) if config.partitioner == "default" else []
+        sortable = known and all(o.start < 10 ** config.zero_pad for o in known)
+        start_after = max(o.key for o in known) if sortable else None
+        found = (known if sortable else []) + list(bucket.objects(prefix, name, start_after))
         if not found:
             return None
         last = max(found, key=lambda o: o.start)
-        mark = bucket.mark(last.key)
+        cached = self._marks.get(tp)
+        mark = cached[1] if cached and cached[0] == last.key else bucket.mark(last.key)
         if mark is None:
             raise ConnectException(f"s3://{config.bucket}/{last.key} was not written by this sink (it carries no "
                                    "group metadata): cannot tell where to resume")
+        self._marks[tp] = (last.key, mark)
+        if config.partitioner == "default":
+            self._listed[tp] = [o for o in found if o.start >= mark.start]
         present = sum(1 for o in found if mark.start <= o.start < mark.next)
         if present >= mark.objects:
             return mark.next
