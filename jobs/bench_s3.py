@@ -5,7 +5,8 @@
 Starts a local broker and moto's S3 server (``connect_spark.testing.s3``), pre-fills a 4-partition topic with
 the benchmark's records (``jobs/bench/records.py``: ~215 bytes of JSON, 11 fields), starts one SparkSession
 (local[2]) and drains the topic with ``available-now`` twice, each on a fresh checkpoint, executor mode,
-``tasks.max=2``, JsonConverter without schemas, batches of ``--batch`` records:
+``tasks.max=2``, JsonConverter without schemas, batches of ``--batch`` records, in ``--rounds`` rounds (the
+first one warms the session up):
 
   s3      ``io.confluent.connect.s3.S3SinkConnector``: ParquetFormat (snappy), DefaultPartitioner,
           ``flush.size=--flush``;
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--flush", type=int, default=50_000)
     parser.add_argument("--batch", type=int, default=400_000)
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of both arms (the first warms the JVM up)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,21 +70,26 @@ def main(argv: list[str] | None = None) -> int:
             create_topic(bootstrap, topic, PARTITIONS)
             filled = prefill(bootstrap, topic, PARTITIONS, args.records)
             print(f"pre-filled {filled.records} records ({filled.payload_bytes / 1e6:.0f} MB) in {filled.seconds:.0f} s")
-            s3.create_bucket("bench")
             spark = get_or_create_session(master="local[2]", app_name="bench-s3", ui=False,
                                           conf={"spark.driver.memory": "2g"})
-            arms = {
-                "s3": {"name": "bench-s3-sink", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-                       "flush.size": str(args.flush), "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-                       **s3.connector_keys("bench")},
-                "files": {"name": "bench-files-sink", "connector.class": "FilesSink", "files.dir": str(work / "files"),
-                          "files.format": "parquet", "files.rotate.records": str(args.flush)},
-            }
-            for arm, connector in arms.items():
-                seconds = _drain(spark, bootstrap, work, topic, connector, args.batch)
-                print(f"{arm:6s} {args.records / seconds:10,.0f} records/s ({seconds:.1f} s)", flush=True)
-            objects = s3.objects("bench")
-            print(f"s3 objects: {len(objects)}, {sum(len(b) for b in objects.values()) / 1e6:.1f} MB")
+            for run in range(args.rounds):
+                s3.create_bucket(f"bench-{run}")
+                arms = {
+                    "s3": {"name": f"bench-s3-sink-{run}", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                           "flush.size": str(args.flush),
+                           "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+                           **s3.connector_keys(f"bench-{run}")},
+                    "files": {"name": f"bench-files-sink-{run}", "connector.class": "FilesSink",
+                              "files.dir": str(work / f"files-{run}"), "files.format": "parquet",
+                              "files.rotate.records": str(args.flush)},
+                }
+                for arm, connector in arms.items():
+                    seconds = _drain(spark, bootstrap, work, topic, connector, args.batch)
+                    print(f"round {run + 1} {arm:6s} {args.records / seconds:10,.0f} records/s ({seconds:.1f} s)",
+                          flush=True)
+                objects = s3.objects(f"bench-{run}")
+                print(f"round {run + 1} s3 objects: {len(objects)}, "
+                      f"{sum(len(b) for b in objects.values()) / 1e6:.1f} MB")
             spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -112,7 +112,7 @@ class Partitioner:
         """
         kind = self.config.partitioner
         if kind == "default":
-            return pa.array([f"partition={kafka_partition}"] * rows.num_rows, pa.string())
+            return pa.repeat(pa.scalar(f"partition={kafka_partition}"), rows.num_rows)
         if kind == "field":
             return self._fields(rows)
         assert times is not None

@@ -218,49 +218,63 @@ class S3SinkTask(ArrowSinkTask):
         if writer.count and self._schema_changed(writer.schema, schema):
             self._upload(tp, writer)
         writer.schema = schema
-        offsets = rows.column("original_offset").to_pylist()
-        names = encoded.to_pylist()
-        stamps = times.to_pylist() if times is not None else None
+        offsets = rows.column("original_offset").combine_chunks()
         values = rows.column("value").combine_chunks()
-        periodic = config.rotate_interval_ms > 0 and config.time_based
         start = 0
-        for i in range(len(offsets)):
-            if periodic and writer.count + (i - start) > 0:
-                assert stamps is not None
-                base = writer.base_time if writer.count else stamps[start]
-                current = names[i - 1] if i > start else writer.current_encoded
-                if stamps[i] - base >= config.rotate_interval_ms or names[i] != current:
-                    self._take(writer, values, offsets, names, stamps, start, i)
-                    self._upload(tp, writer)
-                    start = i
-            if writer.count + (i + 1 - start) >= config.flush_size:
-                self._take(writer, values, offsets, names, stamps, start, i + 1)
-                self._upload(tp, writer)
-                start = i + 1
-        self._take(writer, values, offsets, names, stamps, start, len(offsets))
+        for cut in self._cuts(writer, encoded, times):
+            self._take(writer, values, offsets, encoded, times, start, cut)
+            self._upload(tp, writer)
+            start = cut
+        self._take(writer, values, offsets, encoded, times, start, rows.num_rows)
+
+    def _cuts(self, writer: _Writer, encoded: pa.Array, times: pa.Array | None) -> list[int]:
+        """Where the writer's group ends within these rows: each cut ``c`` closes the group after row
+        ``c - 1`` (Confluent's ``rotateOnSize`` and ``rotateOnTime``, record by record)."""
+        config = self._require_config()
+        rows, flush = len(encoded), config.flush_size
+        if not (config.rotate_interval_ms > 0 and config.time_based):
+            return list(range(flush - writer.count, rows + 1, flush))  # size only: no per-record work
+        assert times is not None
+        names, stamps = encoded.to_pylist(), times.to_pylist()
+        count, base, current = writer.count, writer.base_time, writer.current_encoded
+        cuts = []
+        for i in range(rows):
+            if count and (stamps[i] - base >= config.rotate_interval_ms or names[i] != current):
+                cuts.append(i)
+                count = 0
+            if not count:
+                base = stamps[i]
+            count += 1
+            current = names[i]
+            if count >= flush:
+                cuts.append(i + 1)
+                count = 0
+        return cuts
 
     @staticmethod
-    def _take(writer: _Writer, values: pa.Array, offsets: list[int], names: list[str],
-              stamps: list[int] | None, start: int, stop: int) -> None:
-        """Move records ``[start, stop)`` into the writer's open objects."""
+    def _take(writer: _Writer, values: pa.Array, offsets: pa.Array, encoded: pa.Array, times: pa.Array | None,
+              start: int, stop: int) -> None:
+        """Move rows ``[start, stop)`` into the writer's open objects, one slice per run of an encoded partition."""
         if stop <= start:
             return
         if writer.count == 0:
-            writer.first_offset = offsets[start]
-            writer.base_time = stamps[start] if stamps is not None else None
-        chunk = values.slice(start, stop - start)
-        run_start = start
-        for i in range(start + 1, stop + 1):  # runs of one encoded partition, in offset order
-            if i == stop or names[i] != names[run_start]:
-                name = names[run_start]
-                opened = writer.objects.get(name)
-                if opened is None:
-                    opened = writer.objects[name] = _OpenObject(offsets[run_start])
-                opened.parts.append(chunk.slice(run_start - start, i - run_start))
-                run_start = i
+            writer.first_offset = offsets[start].as_py()
+            writer.base_time = times[start].as_py() if times is not None else None
+        names = encoded.slice(start, stop - start)
+        bounds = [0]
+        if stop - start > 1:
+            changed = pc.not_equal(names.slice(1), names.slice(0, len(names) - 1))
+            bounds.extend(i + 1 for i in pc.indices_nonzero(changed).to_pylist())
+        bounds.append(stop - start)
+        for run_start, run_stop in zip(bounds, bounds[1:]):
+            name = names[run_start].as_py()
+            opened = writer.objects.get(name)
+            if opened is None:
+                opened = writer.objects[name] = _OpenObject(offsets[start + run_start].as_py())
+            opened.parts.append(values.slice(start + run_start, run_stop - run_start))
         writer.count += stop - start
-        writer.last_offset = offsets[stop - 1]
-        writer.current_encoded = names[stop - 1]
+        writer.last_offset = offsets[stop - 1].as_py()
+        writer.current_encoded = names[len(names) - 1].as_py()
 
     @staticmethod
     def _schema_changed(current: Schema | None, new: Schema | None) -> bool:
