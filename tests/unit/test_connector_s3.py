@@ -32,21 +32,22 @@ JSON = "io.confluent.connect.s3.format.json.JsonFormat"
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 
 
-def frame(records, partition=0, schema=VALUE_SCHEMA, value_type=VALUE):
-    """A record frame from (offset, timestamp ms, value dict or None), the value's Connect schema attached."""
+def frame(records, partition=0, schema=VALUE_SCHEMA, value_type=VALUE, keys=None):
+    """A record frame from (offset, timestamp ms, value dict or None), the value's Connect schema attached;
+    ``keys``: string keys (default none)."""
     n = len(records)
     table = pa.table({
         "topic": pa.array(["orders"] * n), "partition": pa.array([partition] * n, pa.int32()),
         "offset": pa.array([r[0] for r in records], pa.int64()),
         "timestamp": pa.array([r[1] for r in records], pa.timestamp("ms", tz="UTC")),
         "timestamp_type": pa.array([0] * n, pa.int32()),
-        "key": pa.array([None] * n, pa.string()),
+        "key": pa.array(keys if keys is not None else [None] * n, pa.string()),
         "value": pa.array([r[2] for r in records], value_type),
         "headers": pa.array([[]] * n, pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
         "original_topic": pa.array(["orders"] * n), "original_partition": pa.array([partition] * n, pa.int32()),
         "original_offset": pa.array([r[0] for r in records], pa.int64()),
     })
-    return with_connect_schemas(table, None, schema)
+    return with_connect_schemas(table, Schema.OPTIONAL_STRING_SCHEMA if keys is not None else None, schema)
 
 
 def rows(offsets, t0=0, step=10, region="eu"):
@@ -286,3 +287,18 @@ def test_throttling_and_server_errors_are_retriable_a_missing_bucket_is_not(loca
     with pytest.raises(ConnectException, match="NoSuchBucket") as raised:
         Bucket(config).put("k", b"x", GroupMark(0, 1, 1))
     assert not isinstance(raised.value, RetriableException)
+
+
+def test_store_kafka_keys_writes_a_keys_object_beside_each_value_object(local_s3, bucket):
+    config = props(local_s3, bucket, flush_size="2", format_class=AVRO, store_kafka_keys="true",
+                   keys_format_class=JSON)
+    task, _ = start(config)
+    task.put_arrow(frame(rows(range(3)), keys=["k0", "k1", "k2"]))
+    objects = local_s3.objects(bucket)
+    assert sorted(objects) == ["topics/orders/partition=0/orders+0+0000000000.avro",
+                               "topics/orders/partition=0/orders+0+0000000000.keys.json"]
+    assert objects["topics/orders/partition=0/orders+0+0000000000.keys.json"] == b'"k0"\n"k1"\n'
+    _, context = start(config)
+    assert context.pending_offsets == {TP: 2}
+    with pytest.raises(DataException, match="needs a key"):
+        task.put_arrow(frame(rows([3]), keys=[None]))

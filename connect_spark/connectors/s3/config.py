@@ -205,11 +205,13 @@ def _define_keys() -> ConfigDef:
                     "change. BACKWARD/FORWARD/FULL: on a change to a newer schema version (records are not "
                     "projected to the newer schema; an older version also starts new objects).")
         .define(STORE_KEYS, Type.BOOLEAN, False, importance=Importance.LOW, group=_FORMAT,
-                doc="Not supported yet: true is refused.")
+                doc="Also write each object's record keys, in keys.format.class, to an object of the same name "
+                    "with .keys before the extension (uploaded before the values' object). A null key goes "
+                    "where errors.* says.")
         .define(STORE_HEADERS, Type.BOOLEAN, False, importance=Importance.LOW, group=_FORMAT,
                 doc="Not supported yet: true is refused.")
-        .define(KEYS_FORMAT, Type.STRING, None, importance=Importance.LOW, group=_FORMAT,
-                doc="With store.kafka.keys (not supported yet): accepted, no effect.")
+        .define(KEYS_FORMAT, Type.STRING, f"{_FORMAT_PACKAGE}avro.AvroFormat", ValidString.in_(*FORMATS),
+                importance=Importance.LOW, group=_FORMAT, doc="With store.kafka.keys: the keys' format.")
         .define(HEADERS_FORMAT, Type.STRING, None, importance=Importance.LOW, group=_FORMAT,
                 doc="With store.kafka.headers (not supported yet): accepted, no effect.")
     )
@@ -258,6 +260,8 @@ class S3SinkConfig:
     bytearray_separator: str
     ignore_nulls: bool
     schema_compatibility: str
+    store_keys: bool = False
+    keys_format: str = "avro"
 
     @property
     def time_based(self) -> bool:
@@ -307,6 +311,7 @@ class S3SinkConfig:
             bytearray_separator="\n" if separator is None else separator.encode().decode("unicode_escape"),
             ignore_nulls=values[NULL_VALUES].lower() == "ignore",
             schema_compatibility=values[SCHEMA_COMPATIBILITY].upper(),
+            store_keys=values[STORE_KEYS], keys_format=FORMATS[values[KEYS_FORMAT]],
         )
 
 
@@ -341,8 +346,7 @@ def _cross_check(values: Mapping[str, Any]) -> list[ConfigIssue]:
                 issues.append(ConfigIssue(TIMEZONE, values[TIMEZONE],
                                           f"Invalid value {values[TIMEZONE]} for configuration {TIMEZONE}: "
                                           "not a time zone name known to the IANA database."))
-    for key in (STORE_KEYS, STORE_HEADERS):
-        if values.get(key):
-            issues.append(ConfigIssue(key, True, f"Invalid value true for configuration {key}: storing Kafka "
-                                                 "keys and headers beside the values is not supported yet."))
+    if values.get(STORE_HEADERS):
+        issues.append(ConfigIssue(STORE_HEADERS, True, f"Invalid value true for configuration {STORE_HEADERS}: "
+                                                       "storing Kafka headers beside the values is not supported yet."))
     return issues

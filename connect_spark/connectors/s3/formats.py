@@ -41,39 +41,43 @@ _PYARROW_CODECS = {"none": "none", "snappy": "snappy", "gzip": "gzip", "lz4": "l
                    "brotli": "brotli"}
 
 
-def extension(config: S3SinkConfig) -> str:
-    """The object extension, with its leading dot, as Confluent's record writer providers give it."""
-    if config.format == "avro":
+def extension(config: S3SinkConfig, fmt: str | None = None) -> str:
+    """The object extension, with its leading dot, as Confluent's record writer providers give it, of
+    ``fmt`` (``format.class`` when ``None``; ``keys.format.class`` for key objects)."""
+    fmt = fmt or config.format
+    if fmt == "avro":
         return ".avro"
-    if config.format == "parquet":
+    if fmt == "parquet":
         return _PARQUET_EXTENSIONS[config.parquet_codec] + ".parquet"
-    base = ".json" if config.format == "json" else config.bytearray_extension
+    base = ".json" if fmt == "json" else config.bytearray_extension
     return base + (".gz" if config.compression == "gzip" else "")
 
 
-def unwritable(values: pa.Array, schema: Schema | None, config: S3SinkConfig) -> str | None:
-    """Why none of ``values`` can be written in the configured format, or ``None`` when they can."""
-    if config.format == "avro" and schema is None:
+def unwritable(values: pa.Array, schema: Schema | None, config: S3SinkConfig, fmt: str | None = None) -> str | None:
+    """Why none of ``values`` can be written in ``fmt`` (see :func:`extension`), or ``None`` when they can."""
+    fmt = fmt or config.format
+    if fmt == "avro" and schema is None:
         return "AvroFormat needs values with a Connect schema (a schemaless value has no Avro schema)"
-    if config.format == "parquet" and not pa.types.is_struct(values.type) and schema is None:
+    if fmt == "parquet" and not pa.types.is_struct(values.type) and schema is None:
         return "ParquetFormat needs struct values or values with a Connect schema"
-    if config.format == "bytearray" and not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
+    if fmt == "bytearray" and not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
                                              or pa.types.is_null(values.type)):
         return "ByteArrayFormat needs byte-array values (value.converter ByteArrayConverter)"
     return None
 
 
-def serialize(values: pa.Array, schema: Schema | None, config: S3SinkConfig, name: str) -> bytes:
-    """The object named ``name`` holding ``values`` (one per record, no nulls) in the configured format."""
-    if config.format == "avro":
+def serialize(values: pa.Array, schema: Schema | None, config: S3SinkConfig, name: str, fmt: str | None = None) -> bytes:
+    """The object named ``name`` holding ``values`` (one per record, no nulls) in ``fmt`` (see :func:`extension`)."""
+    fmt = fmt or config.format
+    if fmt == "avro":
         assert schema is not None
         return _avro(values, schema, config, name)
-    if config.format == "parquet":
+    if fmt == "parquet":
         sink = pa.BufferOutputStream()
         pq.write_table(value_table(pa.table({"value": values})), sink,
                        compression=_PYARROW_CODECS[config.parquet_codec])
         return sink.getvalue().to_pybytes()
-    if config.format == "json":
+    if fmt == "json":
         encode = _json_converter(values.type)
         text = "".join(json.dumps(encode(v), separators=(",", ":"), ensure_ascii=False) + "\n"
                        for v in values.to_pylist())

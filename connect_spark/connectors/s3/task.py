@@ -59,6 +59,7 @@ class _OpenObject:
 
     start: int
     parts: list[pa.Array] = field(default_factory=list)
+    key_parts: list[pa.Array] = field(default_factory=list)  # with store.kafka.keys
 
 
 @dataclass
@@ -72,6 +73,7 @@ class _Writer:
     base_time: int | None = None
     current_encoded: str | None = None
     schema: Schema | None = None  # the value schema of the open group's records
+    key_schema: Schema | None = None  # their key schema (store.kafka.keys)
 
     def reset(self) -> None:
         """Start a new group (after an upload); the schema stays as the next records' reference."""
@@ -125,7 +127,7 @@ class S3SinkTask(ArrowSinkTask):
         if table.num_rows == 0:
             self._rotate_on_schedule()
             return
-        _, value_schema = connect_schemas(table)
+        key_schema, value_schema = connect_schemas(table)
         keys = table.select(["original_topic", "original_partition"]).group_by(
             ["original_topic", "original_partition"]).aggregate([]).to_pylist()
         for key in keys:
@@ -135,9 +137,9 @@ class S3SinkTask(ArrowSinkTask):
             resume = self._resume.get(tp)
             if resume is not None:
                 rows = rows.filter(pc.greater_equal(rows.column("original_offset"), resume))
-            rows = self._writable(rows.sort_by("original_offset"), value_schema)
+            rows = self._writable(rows.sort_by("original_offset"), key_schema, value_schema)
             if rows.num_rows:
-                self._write(tp, rows, value_schema)
+                self._write(tp, rows, key_schema, value_schema)
         self._rotate_on_schedule()
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -164,9 +166,9 @@ class S3SinkTask(ArrowSinkTask):
 
     # -- records in, rotation ------------------------------------------------------------------
 
-    def _writable(self, rows: pa.Table, schema: Schema | None) -> pa.Table:
-        """``rows`` without tombstones (``behavior.on.null.values``) and records the format cannot hold
-        (reported under ``errors.*``)."""
+    def _writable(self, rows: pa.Table, key_schema: Schema | None, schema: Schema | None) -> pa.Table:
+        """``rows`` without tombstones (``behavior.on.null.values``) and records the formats cannot hold
+        (reported under ``errors.*``): values, and keys with ``store.kafka.keys``."""
         config = self._require_config()
         nulls = pc.is_null(rows.column("value"))
         if pc.any(nulls).as_py():
@@ -178,6 +180,13 @@ class S3SinkTask(ArrowSinkTask):
                     "(set it to ignore to skip tombstones)")
             rows = rows.filter(pc.invert(nulls))
         reason = unwritable(rows.column("value").combine_chunks(), schema, config) if rows.num_rows else None
+        if reason is None and config.store_keys and rows.num_rows:
+            null_keys = pc.is_null(rows.column("key"))
+            if pc.any(null_keys).as_py():
+                self._report(rows.filter(null_keys), schema, "store.kafka.keys=true needs a key in every record")
+                rows = rows.filter(pc.invert(null_keys))
+            if rows.num_rows:
+                reason = unwritable(rows.column("key").combine_chunks(), key_schema, config, config.keys_format)
         if reason is not None:
             self._report(rows, schema, reason)
             return rows.slice(0, 0)
@@ -198,7 +207,7 @@ class S3SinkTask(ArrowSinkTask):
         log.warning("%s: %d records went to the error reporter: %s", self._require_config().connector_name,
                     rows.num_rows, reason)
 
-    def _write(self, tp: TopicPartition, rows: pa.Table, schema: Schema | None) -> None:
+    def _write(self, tp: TopicPartition, rows: pa.Table, key_schema: Schema | None, schema: Schema | None) -> None:
         """Add ``rows`` (one partition, offset order, all writable) to its open group, uploading at each
         rotation point."""
         config, partitioner = self._require_config(), self._require_partitioner()
@@ -215,17 +224,20 @@ class S3SinkTask(ArrowSinkTask):
             times = times.filter(keep) if times is not None else None
             if not rows.num_rows:
                 return
-        if writer.count and self._schema_changed(writer.schema, schema):
+        keys_stored = config.store_keys
+        if writer.count and (self._schema_changed(writer.schema, schema)
+                             or (keys_stored and self._schema_changed(writer.key_schema, key_schema))):
             self._upload(tp, writer)
-        writer.schema = schema
+        writer.schema, writer.key_schema = schema, key_schema
         offsets = rows.column("original_offset").combine_chunks()
         values = rows.column("value").combine_chunks()
+        keys = rows.column("key").combine_chunks() if keys_stored else None
         start = 0
         for cut in self._cuts(writer, encoded, times):
-            self._take(writer, values, offsets, encoded, times, start, cut)
+            self._take(writer, values, keys, offsets, encoded, times, start, cut)
             self._upload(tp, writer)
             start = cut
-        self._take(writer, values, offsets, encoded, times, start, rows.num_rows)
+        self._take(writer, values, keys, offsets, encoded, times, start, rows.num_rows)
 
     def _cuts(self, writer: _Writer, encoded: pa.Array, times: pa.Array | None) -> list[int]:
         """Where the writer's group ends within these rows: each cut ``c`` closes the group after row
@@ -252,8 +264,8 @@ class S3SinkTask(ArrowSinkTask):
         return cuts
 
     @staticmethod
-    def _take(writer: _Writer, values: pa.Array, offsets: pa.Array, encoded: pa.Array, times: pa.Array | None,
-              start: int, stop: int) -> None:
+    def _take(writer: _Writer, values: pa.Array, keys: pa.Array | None, offsets: pa.Array, encoded: pa.Array,
+              times: pa.Array | None, start: int, stop: int) -> None:
         """Move rows ``[start, stop)`` into the writer's open objects, one slice per run of an encoded partition."""
         if stop <= start:
             return
@@ -272,6 +284,8 @@ class S3SinkTask(ArrowSinkTask):
             if opened is None:
                 opened = writer.objects[name] = _OpenObject(offsets[start + run_start].as_py())
             opened.parts.append(values.slice(start + run_start, run_stop - run_start))
+            if keys is not None:
+                opened.key_parts.append(keys.slice(start + run_start, run_stop - run_start))
         writer.count += stop - start
         writer.last_offset = offsets[stop - 1].as_py()
         writer.current_encoded = names[len(names) - 1].as_py()
@@ -301,12 +315,13 @@ class S3SinkTask(ArrowSinkTask):
 
     # -- objects out ---------------------------------------------------------------------------
 
-    def object_key(self, tp: TopicPartition, encoded: str, start: int) -> str:
-        """``<topics.dir>/<topic>/<encoded>/<topic>+<partition>+<zero-padded start>.<ext>`` (Confluent's)."""
+    def object_key(self, tp: TopicPartition, encoded: str, start: int, keys: bool = False) -> str:
+        """``<topics.dir>/<topic>/<encoded>/<topic>+<partition>+<zero-padded start>.<ext>`` (Confluent's);
+        ``keys``: the name of the object holding the keys (``.keys`` before the keys format's extension)."""
         config, partitioner = self._require_config(), self._require_partitioner()
-        name = (f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}"
-                f"{start:0{config.zero_pad}d}{extension(config)}" if config.zero_pad else
-                f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}{start}{extension(config)}")
+        suffix = ".keys" + extension(config, config.keys_format) if keys else extension(config)
+        padded = f"{start:0{config.zero_pad}d}" if config.zero_pad else str(start)
+        name = f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}{padded}{suffix}"
         delim = config.directory_delim
         return f"{config.topics_dir}{delim}{partitioner.folder(tp.topic, encoded)}{delim}{name}"
 
@@ -318,6 +333,11 @@ class S3SinkTask(ArrowSinkTask):
         assert writer.first_offset is not None and writer.last_offset is not None
         objects = sorted(writer.objects.items(), key=lambda item: item[1].start)
         mark = GroupMark(writer.first_offset, writer.last_offset + 1, len(objects))
+        if config.store_keys:  # keys first: a value object found by open implies its keys object is there
+            for encoded, opened in objects:
+                key = self.object_key(tp, encoded, opened.start, keys=True)
+                keys = pa.concat_arrays(opened.key_parts) if len(opened.key_parts) > 1 else opened.key_parts[0]
+                bucket.put(key, serialize(keys, writer.key_schema, config, key, config.keys_format), mark)
         for encoded, opened in objects:
             key = self.object_key(tp, encoded, opened.start)
             values = pa.concat_arrays(opened.parts) if len(opened.parts) > 1 else opened.parts[0]
