@@ -11,7 +11,9 @@ The offset protocol (ARCHITECTURE.md §5, without renames):
 2. An object is named ``<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start offset>.<ext>``
    after its first record, and uploaded whole (``store.py``); its metadata names its group:
    ``[first offset, next offset)`` and the number of objects. The same records from the same starting
-   point always give the same groups, names and bytes, so re-writing a group replaces it by itself.
+   point always give the same groups, names and bytes, so re-writing a group replaces it by itself. With
+   ``store.kafka.keys`` every object's keys go to a ``.keys`` object uploaded before any of the group's
+   value objects.
 3. ``pre_commit`` returns, per partition, the first offset still in an open object (everything given
    when none is open): only records in uploaded groups, or skipped on purpose, are committed.
 4. ``open`` lists the partition's objects, reads the group of the one with the highest start offset and
