@@ -35,6 +35,9 @@ class S3SinkConnector(SinkConnector):
                         "may land in other objects than the first time (duplicates across objects). Use "
                         "flush.size, rotate.interval.ms and timestamp.extractor=Record or RecordField for "
                         "exactly-once.", config.connector_name, " and ".join(wall_clock))
+        if config.rotate_interval_ms > 0 and not config.time_based:
+            log.warning("%s: rotate.interval.ms=%d is ignored: the partitioner is not time-based (as in Confluent's "
+                        "connector)", config.connector_name, config.rotate_interval_ms)
         ignored = sorted(k for k in NO_EFFECT_KEYS if k in props)
         if ignored:
             log.info("%s: accepted with no effect (they tune Confluent's Java client): %s", config.connector_name,
