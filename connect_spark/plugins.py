@@ -81,6 +81,8 @@ OPTIONAL_DEPENDENCY_EXTRAS: dict[str, str] = {
     "confluent_kafka": "avro",
     "jsonschema": "jsonschema",
     "psycopg": "postgres",
+    "boto3": "s3",
+    "cryptography": "tls",
 }
 """Top-level module (or dotted prefix) of an optional dependency → the extra that installs it.
 
@@ -109,6 +111,8 @@ def _build_table() -> dict[str, dict[str, str]]:
         "org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSinkConnector", "IcebergSink")
     add("connector", "connect_spark.connectors.jdbc:JdbcSinkConnector", "io.confluent.connect.jdbc.JdbcSinkConnector",
         "JdbcSinkConnector", "JdbcSink")
+    add("connector", "connect_spark.connectors.s3:S3SinkConnector", "io.confluent.connect.s3.S3SinkConnector",
+        "S3SinkConnector", "S3Sink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
     # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),

@@ -114,3 +114,12 @@ def postgres():
     server.start()
     yield server
     server.remove()
+
+
+@pytest.fixture(scope="session")
+def local_s3(tmp_path_factory):
+    """moto's standalone S3 server on 127.0.0.1, for the session (the S3 sink's tests; a bucket per test)."""
+    from connect_spark.testing.s3 import LocalS3
+
+    with LocalS3(tmp_path_factory.mktemp("s3")) as server:
+        yield server
