@@ -128,7 +128,8 @@ class LocalProcess:
 
     # -- for subclasses ---------------------------------------------------------------------
 
-    def _launch(self, command: list[str], timeout: float, detach: bool, cwd: str | None = None) -> None:
+    def _launch(self, command: list[str], timeout: float, detach: bool, cwd: str | None = None,
+                env: dict[str, str] | None = None) -> None:
         """Run ``command`` with its output in :attr:`log_file`, wait until ready, write the state file.
 
         ``detach`` starts it in its own session so it outlives this Python process. The process is
@@ -138,7 +139,7 @@ class LocalProcess:
         with open(self.log_file, "ab") as out:
             self._process = subprocess.Popen(
                 command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=cwd, start_new_session=detach,
+                cwd=cwd, start_new_session=detach, env=env,
             )
         try:
             self._wait_until_ready(timeout)

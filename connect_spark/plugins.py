@@ -85,6 +85,8 @@ OPTIONAL_DEPENDENCY_EXTRAS: dict[str, str] = {
     "boto3": "s3",
     "psycopg": "postgres",
     "psycopg2": "postgres",
+    "opensearchpy": "search",
+    "elasticsearch": "search",
 }
 """Top-level module (or dotted prefix) of an optional dependency → the extra that installs it.
 
@@ -113,6 +115,9 @@ def _build_table() -> dict[str, dict[str, str]]:
         "org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSinkConnector", "IcebergSink")
     add("connector", "connect_spark.connectors.jdbc:JdbcSinkConnector", "io.confluent.connect.jdbc.JdbcSinkConnector",
         "JdbcSinkConnector", "JdbcSink")
+    add("connector", "connect_spark.connectors.search:SearchSinkConnector",
+        "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "ElasticsearchSinkConnector",
+        "ElasticsearchSink", "SearchSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
     # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),

@@ -113,3 +113,17 @@ def postgres():
     server.start()
     yield server
     server.remove()
+
+
+@pytest.fixture(scope="session")
+def opensearch(jars):
+    """A real single-node OpenSearch on 127.0.0.1 (run as the opensearch system user), for the session."""
+    import shutil
+    import tempfile
+
+    from connect_spark.localsearch import LocalOpenSearch
+
+    folder = tempfile.mkdtemp(prefix="connect_spark_opensearch_")  # pytest's own folders are root-only
+    with LocalOpenSearch(folder) as server:
+        yield server
+    shutil.rmtree(folder, ignore_errors=True)

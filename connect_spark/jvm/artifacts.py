@@ -39,6 +39,8 @@ __all__ = [
     "OPTIONAL_ARTIFACT_SETS",
     "SCHEMA_REGISTRY",
     "APICURIO_VERSION",
+    "OPENSEARCH",
+    "OPENSEARCH_VERSION",
     "jars_root",
 ]
 
@@ -59,6 +61,9 @@ ICEBERG_VERSION = "1.11.0"
 #: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
 #: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
 APICURIO_VERSION = "2.6.13.Final"
+#: OpenSearch's integration-test distribution (core and the HTTP transport only) for the search sink's tests
+#: and ``dev-opensearch``: the 2.19 line is the newest that runs on Java 17 (3.x needs Java 21).
+OPENSEARCH_VERSION = "2.19.4"
 
 
 
@@ -160,8 +165,16 @@ SCHEMA_REGISTRY = ArtifactSet(
     unpack=True,
 )
 
+OPENSEARCH = ArtifactSet(
+    name="opensearch",
+    coordinates=(f"org.opensearch.distribution.integ-test-zip:opensearch:{OPENSEARCH_VERSION}:zip",),
+    exclude_pyspark_jars=False,
+    purpose="OpenSearch's integration-test server (search sink tests, dev-opensearch)",
+    unpack=True,
+)
+
 ARTIFACT_SETS: tuple[ArtifactSet, ...] = (SPARK_KAFKA, DELTA, KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
-                                      ICEBERG)
+                                      ICEBERG, OPENSEARCH)
 
 #: Sets a session gets only when a running connector asks for them, by name.
 OPTIONAL_ARTIFACT_SETS: dict[str, ArtifactSet] = {ICEBERG.name: ICEBERG}
