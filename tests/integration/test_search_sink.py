@@ -54,8 +54,8 @@ def _documents(opensearch, index: str) -> dict[str, dict]:
     return {hit["_id"]: dict(hit["_source"], _version=hit["_version"]) for hit in found["hits"]["hits"]}
 
 
-def _value(key: int, seq: int, qty=None) -> bytes:
-    return json.dumps({"id": key, "seq": seq, "qty": seq if qty is None else qty, "tags": {"k": f"v{seq}"}}).encode()
+def _value(key: int, seq: int, when: str = "2024-01-02") -> bytes:
+    return json.dumps({"id": key, "seq": seq, "when": when, "tags": {"k": f"v{seq}"}}).encode()
 
 
 def test_confluent_properties_ids_versions_upserts(spark, bootstrap_servers, opensearch, topic_name, work_dir):
@@ -117,8 +117,8 @@ def test_confluent_properties_ids_versions_upserts(spark, bootstrap_servers, ope
 def test_mapping_conflicts_go_to_the_dead_letter_queue(spark, bootstrap_servers, opensearch, topic_name, work_dir):
     create_topic(bootstrap_servers, topic_name, 2)
     index = topic_name.lower()
-    _client(opensearch).indices.create(index=index, body={"mappings": {"properties": {"qty": {"type": "integer"}}}})
-    records = [(None, str(i).encode(), _value(i, i, qty="not a number" if i % 50 == 7 else None), [])
+    _client(opensearch).indices.create(index=index, body={"mappings": {"properties": {"when": {"type": "date"}}}})
+    records = [(None, str(i).encode(), _value(i, i, when="not a date" if i % 50 == 7 else "2024-01-02"), [])
                for i in range(500)]
     produce(bootstrap_servers, topic_name, records)
     dlq = f"{topic_name}-dlq"
@@ -132,7 +132,7 @@ def test_mapping_conflicts_go_to_the_dead_letter_queue(spark, bootstrap_servers,
     assert sorted(int(r.key) for r in dead) == [i for i in range(500) if i % 50 == 7]
     headers = dict(dead[0].headers)
     message = headers["__connect.errors.exception.message"].decode()
-    assert "mapper_parsing_exception" in message and "qty" in message
+    assert "mapper_parsing_exception" in message and "[when]" in message
 
 
 def test_a_paused_server_is_waited_for(spark, bootstrap_servers, opensearch, topic_name, work_dir):
