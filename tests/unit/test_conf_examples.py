@@ -13,4 +13,5 @@ def test_example_worker_and_connectors_validate():
     worker, parsed = validate_configs(CONF / "worker.properties", connectors)
     assert worker.bootstrap_servers == "localhost:9092"
     assert {c.name for c in parsed} == {"recording-sink", "json-filter-dlq-sink", "delta-sink", "local-file-sink",
-                                       "files-sink", "avro-delta-sink", "jdbc-sink", "iceberg-sink"}
+                                       "files-sink", "avro-delta-sink", "jdbc-sink", "iceberg-sink",
+                                       "elasticsearch-sink"}

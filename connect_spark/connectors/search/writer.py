@@ -4,9 +4,11 @@ Called by :class:`~connect_spark.connectors.search.task.SearchSinkTask` once per
 sends all actions through the client's bulk helper, then, while some got an answer worth retrying, waits and
 sends only those again:
 
-* acknowledged: a 2xx answer; a 409 version conflict on a versioned or create action (the cluster holds a
-  newer version of the document, which is what idempotent writes want); a 404 on a delete (already gone);
-* retried: 429 (throttling), any 5xx, no answer at all (connection refused, timeout), up to ``max.retries``
+* acknowledged: a 2xx answer; a 409 version conflict on an index, create or delete action (the cluster holds
+  this version of the document or a newer one, which is what idempotent writes want); a 404 on a delete
+  (already gone);
+* retried: 429 (throttling), any 5xx, a 409 on an update (a concurrent change), no answer at all (connection
+  refused, timeout), up to ``max.retries``
   times and within ``flush.timeout.ms``, waiting a random time up to ``retry.backoff.ms`` × 2^attempt
   (full jitter, capped at 60 s) before each round;
 * rejected: any other answer (a mapping conflict, a parse error): the document itself is wrong, and the
@@ -63,9 +65,10 @@ def classify(result: dict[str, Any]) -> tuple[str, str]:
     reason = _reason(error)
     if not isinstance(status, int):  # "N/A": no answer from the cluster
         return RETRY, reason or "no answer from the cluster"
-    if status == 409 and "version_conflict" in reason and (info.get("version") is not None or op_type in
-                                                           ("index", "create", "delete")):
-        return ACKED, reason
+    if status == 409 and "version_conflict" in reason:
+        if op_type == "update":  # a concurrent change between the update's read and write: do it again
+            return RETRY, f"HTTP 409: {reason}"
+        return ACKED, reason  # the cluster holds this version or a newer one
     if status == 404 and op_type == "delete":
         return ACKED, reason
     if status == 429 or status >= 500:
