@@ -16,6 +16,7 @@ EXIT_BAD_CONFIG = 2
 
 _DEV_KAFKA_DIR = Path(".data") / "dev-kafka"
 _DEV_REGISTRY_DIR = Path(".data") / "dev-registry"
+_DEV_OPENSEARCH_DIR = Path(".data") / "dev-opensearch"
 
 
 def configure_logging(verbose: bool = False) -> None:
@@ -89,6 +90,28 @@ def _cmd_dev_registry(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_dev_opensearch(args: argparse.Namespace) -> int:
+    from connect_spark.localsearch import LocalOpenSearch
+
+    data_dir = Path(args.data_dir)
+    if args.action == "start":
+        running = LocalOpenSearch.detached_url(data_dir)
+        if running:
+            print(f"A dev OpenSearch is already running at {running}.")
+            return EXIT_OK
+        server = LocalOpenSearch(data_dir, port=args.port).start(detach=True)
+        print(f"OpenSearch running at {server.url} (pid {server.pid}, log in {server.log_file}); set "
+              "connection.url to it; stop it with `connect-spark dev-opensearch stop`.")
+        return EXIT_OK
+    if args.action == "status":
+        url = LocalOpenSearch.detached_url(data_dir)
+        print(f"running at {url}" if url else "not running")
+        return EXIT_OK if url else EXIT_FAILED
+    stopped = LocalOpenSearch.stop_detached(data_dir)
+    print("OpenSearch stopped." if stopped else "No dev OpenSearch was running.")
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from connect_spark.demo import run_demo
 
@@ -144,6 +167,13 @@ def _parser() -> argparse.ArgumentParser:
     registry.add_argument("--port", type=int, default=8081, help="HTTP port on 127.0.0.1 (default 8081)")
     registry.add_argument("--data-dir", default=str(_DEV_REGISTRY_DIR), help="folder for the registry's log")
     registry.set_defaults(func=_cmd_dev_registry)
+
+    search = sub.add_parser("dev-opensearch", help="start or stop a local single-node OpenSearch (the search "
+                            "sink's test server) for development")
+    search.add_argument("action", choices=["start", "stop", "status"])
+    search.add_argument("--port", type=int, default=9200, help="HTTP port on 127.0.0.1 (default 9200)")
+    search.add_argument("--data-dir", default=str(_DEV_OPENSEARCH_DIR), help="folder for the node's data and log")
+    search.set_defaults(func=_cmd_dev_opensearch)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on a local broker and local Spark")
     demo.add_argument("--records", type=int, default=10_000)
