@@ -119,6 +119,20 @@ class LocalProcess:
         return True
 
     @classmethod
+    def detached_live_address(cls, data_dir: str | os.PathLike[str]) -> str | None:
+        """The address of a server started with ``detach=True`` in ``data_dir`` that is still alive, or None
+        (a state file left by a dead server is removed)."""
+        state = cls._detached_state(data_dir)
+        if state is None:
+            return None
+        try:
+            os.kill(state["pid"], 0)
+        except ProcessLookupError:
+            (Path(data_dir) / cls.state_file).unlink()
+            return None
+        return state[cls.state_key]
+
+    @classmethod
     def _detached_state(cls, data_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
         """The state file a detached start wrote in ``data_dir`` (``pid`` and the address), or None."""
         state_file = Path(data_dir) / cls.state_file

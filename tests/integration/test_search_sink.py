@@ -217,3 +217,17 @@ def test_kill_minus_nine_five_times_leaves_the_newest_document_per_key(
     assert {k: d["_version"] for k, d in documents.items()} == offsets
     ends = end_offsets(bootstrap_servers, topic_name)
     assert {tp.partition: off for tp, off in committed_offsets(worker, index).items()} == ends
+
+
+def test_a_cluster_that_stays_down_fails_the_task_with_nothing_committed(spark, bootstrap_servers, topic_name,
+                                                                        work_dir):
+    from connect_spark.localprocess import free_port
+
+    create_topic(bootstrap_servers, topic_name, 1)
+    produce(bootstrap_servers, topic_name, [(0, str(i).encode(), _value(i, i), []) for i in range(20)])
+    name = topic_name.lower()
+    connector = _confluent(name, topic_name, f"http://127.0.0.1:{free_port()}", max_retries="1",
+                           retry_backoff_ms="50", errors_retry_timeout="0", search_engine="opensearch")
+    worker = _worker(bootstrap_servers, work_dir)
+    assert run_standalone(dict(worker), [connector], available_now=True, spark=spark) != 0
+    assert committed_offsets(worker, name) == {}

@@ -163,3 +163,20 @@ def test_integer_keys_are_ids_and_struct_keys_are_invalid():
     assert ints.actions[0]["_id"] == "42"
     structs = build_actions(_frame([("t", 0, 1, {"id": 1}, {"v": 1})]), _config(), True)
     assert structs.invalid == [(0, "Key is used as document id and can not be of type STRUCT")]
+
+
+def test_the_retry_budget_counts_failures_then_time():
+    from connect_spark.connectors.retry_budget import RetryBudget
+
+    now = [0.0]
+    budget = RetryBudget(max_retries=2, timeout_ms=0, clock=lambda: now[0])
+    assert [budget.failed(), budget.failed(), budget.failed()] == [True, True, False]
+    budget.succeeded()
+    assert budget.failed() and budget.failures == 1
+    timed = RetryBudget(max_retries=0, timeout_ms=5000, clock=lambda: now[0])
+    assert timed.failed()
+    now[0] = 4.9
+    assert timed.failed()
+    now[0] = 5.1
+    assert not timed.failed()
+    assert RetryBudget(max_retries=0, timeout_ms=-1, clock=lambda: now[0]).failed()

@@ -33,13 +33,13 @@ reporter (``errors.tolerance=none``) the task fails.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Collection, Mapping
 
 from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.errors import ConnectException, DataException, RetriableException
 from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.records import connect_schemas, frame_to_records
+from connect_spark.connectors.retry_budget import RetryBudget
 from connect_spark.connectors.search.client import SearchClient, connect
 from connect_spark.connectors.search.config import SearchSinkConfig
 from connect_spark.connectors.search.documents import build_actions
@@ -63,8 +63,7 @@ class SearchSinkTask(ArrowSinkTask):
         self.writer: BulkWriter | None = None
         self._client: SearchClient | None = None
         self._in_doubt = False
-        self._failures = 0
-        self._first_failure: float | None = None
+        self._budget: RetryBudget | None = None
 
     def version(self) -> str:
         return VERSION
@@ -73,6 +72,7 @@ class SearchSinkTask(ArrowSinkTask):
         """Called by the runtime once per task instance: parses the keys (the client connects lazily)."""
         self.config = SearchSinkConfig.parse(props)
         self.writer = BulkWriter(self.config)
+        self._budget = RetryBudget(self.config.max_retries, self.config.errors_retry_timeout_ms)
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         """Called by the runtime when partitions are assigned: nothing to rewind (writes are idempotent)."""
@@ -96,7 +96,8 @@ class SearchSinkTask(ArrowSinkTask):
             for position, reason in outcome.rejected:
                 self._malformed(table, batch.rows[position], reason, key_schema, value_schema)
         self._in_doubt = False
-        self._failures, self._first_failure = 0, None
+        if self._budget is not None:
+            self._budget.succeeded()
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Called by the runtime on each commit tick: everything handed over, unless the last put failed."""
@@ -162,18 +163,14 @@ class SearchSinkTask(ArrowSinkTask):
     def _on_failure(self, error: Exception) -> None:
         """Raise ``RetriableException`` while retries remain, else fail the task (see the module docstring)."""
         config = self._require_config()
-        now = time.monotonic()
-        if self._first_failure is None:
-            self._first_failure = now
-        self._failures += 1
-        timeout_ms = config.errors_retry_timeout_ms
-        within_timeout = timeout_ms < 0 or (now - self._first_failure) * 1000 < timeout_ms
-        if self._failures > config.max_retries and not within_timeout:
-            raise ConnectException(f"{config.connector_name}: writing to the cluster failed {self._failures} times "
-                                   f"(max.retries={config.max_retries}, errors.retry.timeout={timeout_ms}): "
-                                   f"{error}") from error
+        budget = self._budget
+        assert budget is not None
+        if not budget.failed():
+            raise ConnectException(f"{config.connector_name}: writing to the cluster failed {budget.failures} times "
+                                   f"(max.retries={config.max_retries}, errors.retry.timeout="
+                                   f"{config.errors_retry_timeout_ms}): {error}") from error
         log.warning("%s: the cluster is unavailable (put attempt %d, again in %d ms): %s", config.connector_name,
-                    self._failures, config.retry_backoff_ms, error)
+                    budget.failures, config.retry_backoff_ms, error)
         self.context.timeout(config.retry_backoff_ms)
         raise RetriableException(f"{config.connector_name}: {error}") from error
 
