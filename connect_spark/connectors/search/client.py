@@ -59,7 +59,8 @@ class SearchClient:
             pass
 
 
-def _tls_options(config: SearchSinkConfig, engine: str) -> dict[str, Any]:
+def _tls_options(config: SearchSinkConfig) -> dict[str, Any]:
+    """The TLS arguments both clients take (PEM file paths)."""
     tls = config.tls
     if tls is None:
         return {}
@@ -82,7 +83,7 @@ def _opensearch(config: SearchSinkConfig) -> Any:
         raise ConnectException("The search sink needs opensearch-py: pip install 'connect-spark[search]'") from e
     auth = (config.username, config.password) if config.username and config.password is not None else None
     return opensearchpy.OpenSearch(list(config.urls), http_auth=auth, timeout=config.timeout_ms / 1000.0,
-                                   max_retries=0, retry_on_timeout=False, **_tls_options(config, "opensearch"))
+                                   max_retries=0, retry_on_timeout=False, **_tls_options(config))
 
 
 def _elasticsearch(config: SearchSinkConfig) -> Any:
@@ -93,7 +94,7 @@ def _elasticsearch(config: SearchSinkConfig) -> Any:
                                "pip install 'connect-spark[search]'") from e
     auth = (config.username, config.password) if config.username and config.password is not None else None
     return elasticsearch.Elasticsearch(list(config.urls), basic_auth=auth, request_timeout=config.timeout_ms / 1000.0,
-                                       max_retries=0, retry_on_timeout=False, **_tls_options(config, "elasticsearch"))
+                                       max_retries=0, retry_on_timeout=False, **_tls_options(config))
 
 
 def connect(config: SearchSinkConfig) -> SearchClient:
