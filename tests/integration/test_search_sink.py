@@ -22,13 +22,14 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from opensearchpy import OpenSearch
 
 from connect_spark.config.properties import load_properties
 from connect_spark.runtime.launcher import run_standalone
-from connect_spark.testing.harness import committed_offsets, start_cli, worker_properties
+from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce, read_topic
+from connect_spark.testing.search_chaos import (expected_documents, indexed_documents, keyed_records, kill_runs,
+                                                start_feeding)
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "elasticsearch-sink.properties"
 
@@ -165,56 +166,21 @@ CHAOS_RECORDS, CHAOS_KEYS = 12_000, 1_000
 
 def test_kill_minus_nine_five_times_leaves_the_newest_document_per_key(
         spark, bootstrap_servers, opensearch, topic_name, work_dir):
-    import random
-
-    work = Path(work_dir)
     create_topic(bootstrap_servers, topic_name, 4)
     index = topic_name.lower()
-    records = [((i % CHAOS_KEYS) % 4, str(i % CHAOS_KEYS).encode(), _value(i % CHAOS_KEYS, i), [])
-               for i in range(CHAOS_RECORDS)]
-    feeding = threading.Thread(target=produce, args=(bootstrap_servers, topic_name, iter(records)),
-                               kwargs={"linger_ms": 50}, daemon=True)
-    feeding.start()
+    records = keyed_records(CHAOS_RECORDS, CHAOS_KEYS, 4)
+    feeding = start_feeding(bootstrap_servers, topic_name, records)
     connector = _confluent(index, topic_name, opensearch.url, batch_size="500")
-    worker = _worker(bootstrap_servers, work, max_offsets_per_trigger=1500, trigger="300ms",
+    worker = _worker(bootstrap_servers, work_dir, max_offsets_per_trigger=1500, trigger="300ms",
                      offset_flush_interval_ms=500, spark_master="local[2]", spark_ui_enabled="false",
                      spark_driver_memory="1g")
     client = _client(opensearch)
-
-    def progress() -> int:
-        """The newest record indexed so far (its seq), -1 before the first."""
-        try:
-            client.indices.refresh(index=index)
-            found = client.search(index=index, body={"size": 0, "aggs": {"top": {"max": {"field": "seq"}}}})
-            return int(found["aggregations"]["top"]["value"] or -1)
-        except Exception:  # no index yet
-            return -1
-
-    rng = random.Random(34)
-    for run in range(KILLS):
-        proc = start_cli(worker, connector, work, log_name=f"cli-{run}.log")
-        try:
-            before, deadline = progress(), time.monotonic() + 300
-            while progress() <= before < CHAOS_RECORDS - 1 and time.monotonic() < deadline:
-                assert proc.poll() is None, (work / f"cli-{run}.log").read_text(errors="replace")[-3000:]
-                time.sleep(0.3)
-            assert progress() > before or before == CHAOS_RECORDS - 1, f"run {run} wrote nothing in 300 s"
-            time.sleep(rng.uniform(0.0, 1.5))
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(60)
+    kill_runs(worker, connector, Path(work_dir), client, index, KILLS, CHAOS_RECORDS - 1)
     feeding.join(600)
     assert not feeding.is_alive()
     assert run_standalone(dict(worker), [dict(connector)], available_now=True, spark=spark) == 0
 
-    newest, offsets, next_offset = {}, {}, {p: 0 for p in range(4)}
-    for partition, key, value, _ in records:
-        newest[key.decode()] = json.loads(value)["seq"]
-        offsets[key.decode()] = next_offset[partition]
-        next_offset[partition] += 1
-    documents = _documents(opensearch, index)
-    assert {k: d["seq"] for k, d in documents.items()} == newest
-    assert {k: d["_version"] for k, d in documents.items()} == offsets
+    assert indexed_documents(client, index) == expected_documents(records, 4)
     ends = end_offsets(bootstrap_servers, topic_name)
     assert {tp.partition: off for tp, off in committed_offsets(worker, index).items()} == ends
 
