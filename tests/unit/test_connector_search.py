@@ -180,3 +180,9 @@ def test_the_retry_budget_counts_failures_then_time():
     now[0] = 5.1
     assert not timed.failed()
     assert RetryBudget(max_retries=0, timeout_ms=-1, clock=lambda: now[0]).failed()
+
+
+def test_a_password_inside_a_bad_url_is_not_repeated():
+    with pytest.raises(ConfigException) as error:
+        SearchSinkConfig.parse({"connection.url": "ftp://user:pw-marker-77@host:9200"})
+    assert "pw-marker-77" not in str(error.value) and "connection.url" in str(error.value)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 from connect_spark.api.errors import ConnectException
+from connect_spark.config.secrets import without_embedded_secrets
 from connect_spark.connectors.search.config import SearchSinkConfig
 
 __all__ = ["SearchClient", "connect", "ENGINES"]
@@ -114,7 +115,8 @@ def connect(config: SearchSinkConfig) -> SearchClient:
             version_info = info.get("version", {})
             version = str(version_info.get("number", "?"))
             engine = "opensearch" if version_info.get("distribution") == "opensearch" else "elasticsearch"
-            log.info("%s: the cluster at %s is %s %s", config.connector_name, config.urls[0], engine, version)
+            log.info("%s: the cluster at %s is %s %s", config.connector_name,
+                     without_embedded_secrets(config.urls[0]), engine, version)
         if engine == "opensearch":
             import opensearchpy
             from opensearchpy import helpers

@@ -23,6 +23,7 @@ from connect_spark.config.definition import (
     Type,
     ValidString,
 )
+from connect_spark.config.secrets import without_embedded_secrets
 
 __all__ = ["SEARCH_SINK_CONFIG_DEF", "SearchSinkConfig", "TlsSettings"]
 
@@ -68,7 +69,11 @@ class _Urls:
         for url in value:
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ConfigException(f"{url!r} is not an http:// or https:// URL", name, ",".join(value))
+                shown = without_embedded_secrets(url)
+                error = ConfigException(f"{shown!r} is not an http:// or https:// URL", name,
+                                        without_embedded_secrets(",".join(value)))
+                error.key = f"{name} (password hidden)"  # keeps ConfigDef from repeating the raw value
+                raise error
 
     def __str__(self) -> str:
         return "http(s)://host:port, comma separated"
