@@ -186,3 +186,13 @@ def test_a_password_inside_a_bad_url_is_not_repeated():
     with pytest.raises(ConfigException) as error:
         SearchSinkConfig.parse({"connection.url": "ftp://user:pw-marker-77@host:9200"})
     assert "pw-marker-77" not in str(error.value) and "connection.url" in str(error.value)
+
+
+def test_headers_are_read_only_when_versions_come_from_one():
+    from connect_spark.connectors.search import SearchSinkConnector
+
+    connector = SearchSinkConnector()
+    connector.start(dict(URL))
+    assert connector.task_class().reads_headers is False
+    connector.start({**URL, "external.version.header": "ver"})
+    assert connector.task_class().reads_headers is True

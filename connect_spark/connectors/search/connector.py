@@ -6,8 +6,8 @@ from __future__ import annotations
 from connect_spark.api.connector import SinkConnector
 from connect_spark.api.task import SinkTask
 from connect_spark.config.definition import ConfigDef
-from connect_spark.connectors.search.config import SEARCH_SINK_CONFIG_DEF, SearchSinkConfig
-from connect_spark.connectors.search.task import VERSION, SearchSinkTask
+from connect_spark.connectors.search.config import EXTERNAL_VERSION_HEADER, SEARCH_SINK_CONFIG_DEF, SearchSinkConfig
+from connect_spark.connectors.search.task import VERSION, HeaderVersionedSearchSinkTask, SearchSinkTask
 
 __all__ = ["SearchSinkConnector"]
 
@@ -31,6 +31,9 @@ class SearchSinkConnector(SinkConnector):
         self.props = dict(props)
 
     def task_class(self) -> type[SinkTask]:
+        """Called by the runtime after :meth:`start`: a task that reads headers only when versions come from one."""
+        if self.props.get(EXTERNAL_VERSION_HEADER):
+            return HeaderVersionedSearchSinkTask
         return SearchSinkTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:

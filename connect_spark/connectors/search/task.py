@@ -48,7 +48,7 @@ from connect_spark.connectors.search.writer import BulkWriter, RetriesExhausted
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["SearchSinkTask", "VERSION"]
+__all__ = ["SearchSinkTask", "HeaderVersionedSearchSinkTask", "VERSION"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,8 @@ VERSION = "1.0.0"
 
 class SearchSinkTask(ArrowSinkTask):
     """Writes record frames to a search cluster; see the module docstring for the offset protocol."""
+
+    reads_headers = False  # documents hold key and value only (see HeaderVersionedSearchSinkTask)
 
     def __init__(self) -> None:
         self.config: SearchSinkConfig | None = None
@@ -183,3 +185,10 @@ class SearchSinkTask(ArrowSinkTask):
         if self.writer is None:
             raise RuntimeError("SearchSinkTask used before start()")
         return self.writer
+
+
+class HeaderVersionedSearchSinkTask(SearchSinkTask):
+    """The task when ``external.version.header`` is set: the same, reading the records' headers (the runtime
+    leaves them out for a task that does not read them)."""
+
+    reads_headers = True
