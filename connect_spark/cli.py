@@ -16,6 +16,7 @@ EXIT_BAD_CONFIG = 2
 
 _DEV_KAFKA_DIR = Path(".data") / "dev-kafka"
 _DEV_REGISTRY_DIR = Path(".data") / "dev-registry"
+_DEV_OPENSEARCH_DIR = Path(".data") / "dev-opensearch"
 
 
 def configure_logging(verbose: bool = False) -> None:
@@ -72,28 +73,42 @@ def _cmd_dev_kafka(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _dev_server(args: argparse.Namespace, server_class, what: str, started_hint: str, prepare=None) -> int:
+    """``start`` / ``status`` / ``stop`` of a local server that outlives the command (dev-registry,
+    dev-opensearch): ``server_class`` is a :class:`~connect_spark.localprocess.LocalProcess` with a ``url``."""
+    data_dir = Path(args.data_dir)
+    if args.action == "start":
+        running = server_class.detached_live_address(data_dir)
+        if running:
+            print(f"A dev {what} is already running at {running}.")
+            return EXIT_OK
+        if prepare is not None:
+            prepare()
+        server = server_class(data_dir, port=args.port).start(detach=True)
+        print(f"{what[:1].upper() + what[1:]} running at {server.url} (pid {server.pid}, log in {server.log_file}); "
+              f"{started_hint}; stop it with `connect-spark {args.command} stop`.")
+        return EXIT_OK
+    if args.action == "status":
+        url = server_class.detached_live_address(data_dir)
+        print(f"running at {url}" if url else "not running")
+        return EXIT_OK if url else EXIT_FAILED
+    stopped = server_class.stop_detached(data_dir)
+    print(f"{what[:1].upper() + what[1:]} stopped." if stopped else f"No dev {what} was running.")
+    return EXIT_OK
+
+
 def _cmd_dev_registry(args: argparse.Namespace) -> int:
     from connect_spark.jvm import SCHEMA_REGISTRY, ensure_resolved
     from connect_spark.localregistry import LocalSchemaRegistry
 
-    data_dir = Path(args.data_dir)
-    if args.action == "start":
-        running = LocalSchemaRegistry.detached_url(data_dir)
-        if running:
-            print(f"A dev schema registry is already running at {running}.")
-            return EXIT_OK
-        ensure_resolved([SCHEMA_REGISTRY])
-        registry = LocalSchemaRegistry(data_dir, port=args.port).start(detach=True)
-        print(f"Schema registry running at {registry.url} (pid {registry.pid}, log in {registry.log_file}); "
-              "set value.converter.schema.registry.url to it; stop it with `connect-spark dev-registry stop`.")
-        return EXIT_OK
-    if args.action == "status":
-        url = LocalSchemaRegistry.detached_url(data_dir)
-        print(f"running at {url}" if url else "not running")
-        return EXIT_OK if url else EXIT_FAILED
-    stopped = LocalSchemaRegistry.stop_detached(data_dir)
-    print("Schema registry stopped." if stopped else "No dev schema registry was running.")
-    return EXIT_OK
+    return _dev_server(args, LocalSchemaRegistry, "schema registry",
+                       "set value.converter.schema.registry.url to it", lambda: ensure_resolved([SCHEMA_REGISTRY]))
+
+
+def _cmd_dev_opensearch(args: argparse.Namespace) -> int:
+    from connect_spark.localsearch import LocalOpenSearch
+
+    return _dev_server(args, LocalOpenSearch, "OpenSearch", "set connection.url to it")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -151,6 +166,13 @@ def _parser() -> argparse.ArgumentParser:
     registry.add_argument("--port", type=int, default=8081, help="HTTP port on 127.0.0.1 (default 8081)")
     registry.add_argument("--data-dir", default=str(_DEV_REGISTRY_DIR), help="folder for the registry's log")
     registry.set_defaults(func=_cmd_dev_registry)
+
+    search = sub.add_parser("dev-opensearch", help="start or stop a local single-node OpenSearch (the search "
+                            "sink's test server) for development")
+    search.add_argument("action", choices=["start", "stop", "status"])
+    search.add_argument("--port", type=int, default=9200, help="HTTP port on 127.0.0.1 (default 9200)")
+    search.add_argument("--data-dir", default=str(_DEV_OPENSEARCH_DIR), help="folder for the node's data and log")
+    search.set_defaults(func=_cmd_dev_opensearch)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on a local broker and local Spark")
     demo.add_argument("--records", type=int, default=10_000)

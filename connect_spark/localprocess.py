@@ -119,6 +119,20 @@ class LocalProcess:
         return True
 
     @classmethod
+    def detached_live_address(cls, data_dir: str | os.PathLike[str]) -> str | None:
+        """The address of a server started with ``detach=True`` in ``data_dir`` that is still alive, or None
+        (a state file left by a dead server is removed)."""
+        state = cls._detached_state(data_dir)
+        if state is None:
+            return None
+        try:
+            os.kill(state["pid"], 0)
+        except ProcessLookupError:
+            (Path(data_dir) / cls.state_file).unlink()
+            return None
+        return state[cls.state_key]
+
+    @classmethod
     def _detached_state(cls, data_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
         """The state file a detached start wrote in ``data_dir`` (``pid`` and the address), or None."""
         state_file = Path(data_dir) / cls.state_file
@@ -128,7 +142,8 @@ class LocalProcess:
 
     # -- for subclasses ---------------------------------------------------------------------
 
-    def _launch(self, command: list[str], timeout: float, detach: bool, cwd: str | None = None) -> None:
+    def _launch(self, command: list[str], timeout: float, detach: bool, cwd: str | None = None,
+                env: dict[str, str] | None = None) -> None:
         """Run ``command`` with its output in :attr:`log_file`, wait until ready, write the state file.
 
         ``detach`` starts it in its own session so it outlives this Python process. The process is
@@ -138,7 +153,7 @@ class LocalProcess:
         with open(self.log_file, "ab") as out:
             self._process = subprocess.Popen(
                 command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=cwd, start_new_session=detach,
+                cwd=cwd, start_new_session=detach, env=env,
             )
         try:
             self._wait_until_ready(timeout)

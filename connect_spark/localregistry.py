@@ -114,15 +114,7 @@ class LocalSchemaRegistry(LocalProcess):
     @classmethod
     def detached_url(cls, data_dir: str | os.PathLike[str]) -> str | None:
         """The URL of a registry started with ``detach=True`` in ``data_dir`` that is still alive, or None."""
-        state = cls._detached_state(data_dir)
-        if state is None:
-            return None
-        try:
-            os.kill(state["pid"], 0)
-        except ProcessLookupError:
-            (Path(data_dir) / cls.state_file).unlink()
-            return None
-        return state[cls.state_key]
+        return cls.detached_live_address(data_dir)
 
     # -- internals --------------------------------------------------------------------------
 

@@ -83,6 +83,8 @@ OPTIONAL_DEPENDENCY_EXTRAS: dict[str, str] = {
     "psycopg": "postgres",
     "boto3": "s3",
     "cryptography": "tls",
+    "opensearchpy": "search",
+    "elasticsearch": "search",
 }
 """Top-level module (or dotted prefix) of an optional dependency → the extra that installs it.
 
@@ -113,6 +115,9 @@ def _build_table() -> dict[str, dict[str, str]]:
         "JdbcSinkConnector", "JdbcSink")
     add("connector", "connect_spark.connectors.s3:S3SinkConnector", "io.confluent.connect.s3.S3SinkConnector",
         "S3SinkConnector", "S3Sink")
+    add("connector", "connect_spark.connectors.search:SearchSinkConnector",
+        "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "ElasticsearchSinkConnector",
+        "ElasticsearchSink", "SearchSink")
     add("connector", "connect_spark.testing.recording:RecordingSinkConnector", "RecordingSink")
 
     # Every built-in converter is also a header converter, as in Kafka (each implements both interfaces),

@@ -123,3 +123,17 @@ def local_s3(tmp_path_factory):
 
     with LocalS3(tmp_path_factory.mktemp("s3")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def opensearch(jars):
+    """A real single-node OpenSearch on 127.0.0.1 (run as the opensearch system user), for the session."""
+    import shutil
+    import tempfile
+
+    from connect_spark.localsearch import LocalOpenSearch
+
+    folder = tempfile.mkdtemp(prefix="connect_spark_opensearch_")  # pytest's own folders are root-only
+    with LocalOpenSearch(folder) as server:
+        yield server
+    shutil.rmtree(folder, ignore_errors=True)

@@ -3,6 +3,7 @@
 from connect_spark.jvm.artifacts import (
     KAFKA_BROKER,
     KAFKA_CONNECT,
+    OPENSEARCH,
     SCHEMA_REGISTRY,
     ArtifactSet,
     artifact_sets,
@@ -21,6 +22,7 @@ __all__ = [
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
     "RunningVersions",
+    "OPENSEARCH",
     "SCHEMA_REGISTRY",
     "UnsupportedSparkVersion",
     "artifact_sets",

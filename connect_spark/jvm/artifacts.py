@@ -18,7 +18,9 @@ The others do not depend on Spark:
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
   converter, the reference arm of the benchmarks (``jobs/bench``);
 * ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
-  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``).
+  ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``);
+* ``opensearch``: OpenSearch's integration-test distribution, unpacked (the search sink's tests and
+  ``connect-spark dev-opensearch``).
 
 The folder is ``$CONNECT_SPARK_JARS`` when set; in a source checkout ``<checkout>/.jars``; otherwise
 ``~/.cache/connect-spark/jars``.
@@ -48,6 +50,8 @@ __all__ = [
     "artifact_sets",
     "delta_set",
     "iceberg_set",
+    "OPENSEARCH",
+    "OPENSEARCH_VERSION",
     "jars_root",
     "optional_artifact_sets",
     "spark_kafka_set",
@@ -58,6 +62,9 @@ KAFKA_VERSION = "4.1.1"
 #: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
 #: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
 APICURIO_VERSION = "2.6.13.Final"
+#: OpenSearch's integration-test distribution (core and the HTTP transport only) for the search sink's tests
+#: and ``dev-opensearch``: the 2.19 line is the newest that runs on Java 17 (3.x needs Java 21).
+OPENSEARCH_VERSION = "2.19.4"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,11 +200,20 @@ SCHEMA_REGISTRY = ArtifactSet(
     unpack=True,
 )
 
+OPENSEARCH = ArtifactSet(
+    name="opensearch",
+    coordinates=(f"org.opensearch.distribution.integ-test-zip:opensearch:{OPENSEARCH_VERSION}:zip",),
+    exclude_pyspark_jars=False,
+    purpose="OpenSearch's integration-test server (search sink tests, dev-opensearch)",
+    unpack=True,
+)
+
+
 def artifact_sets(versions: RunningVersions | None = None) -> tuple[ArtifactSet, ...]:
     """Every set ``connect-spark jars`` resolves: the running Spark's, then the ones Spark does not change."""
     versions = versions or running_versions()
     return (spark_kafka_set(versions), delta_set(versions), KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
-            *optional_artifact_sets(versions).values())
+            OPENSEARCH, *optional_artifact_sets(versions).values())
 
 
 def optional_artifact_sets(versions: RunningVersions | None = None) -> dict[str, ArtifactSet]:

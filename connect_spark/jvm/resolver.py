@@ -20,6 +20,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 from typing import Iterable
 
@@ -162,11 +163,24 @@ def _resolve(artifact_set: ArtifactSet, root: Path, marker: str | None = None) -
 
 
 def _unpack_archives(folder: Path) -> None:
-    """Unpack every ``.tar.gz`` Maven copied into ``folder`` in place, then delete the archives."""
+    """Unpack every ``.tar.gz`` and ``.zip`` Maven copied into ``folder`` in place, then delete the archives."""
     for archive in sorted(folder.glob("*.tar.gz")):
         with tarfile.open(archive) as tar:
             tar.extractall(folder, filter="data")
         archive.unlink()
+    for archive in sorted(folder.glob("*.zip")):
+        _unzip(archive, folder)
+        archive.unlink()
+
+
+def _unzip(archive: Path, folder: Path) -> None:
+    """Unpack a zip keeping its files' Unix modes (``zipfile`` drops them; launch scripts need theirs)."""
+    with zipfile.ZipFile(archive) as zipped:
+        for member in zipped.infolist():
+            path = Path(zipped.extract(member, folder))
+            mode = (member.external_attr >> 16) & 0o777
+            if mode:
+                path.chmod(mode)
 
 
 def _explain_maven_failure(artifact_set: ArtifactSet, output: str) -> str:

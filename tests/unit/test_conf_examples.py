@@ -12,7 +12,8 @@ def test_example_worker_and_connectors_validate():
     connectors = sorted(p for p in CONF.glob("*.properties") if not p.name.startswith("worker"))
     assert connectors, "conf/ has no connector example"
     expected = {"recording-sink", "json-filter-dlq-sink", "delta-sink", "local-file-sink", "files-sink",
-                "avro-delta-sink", "jdbc-sink", "iceberg-sink", "s3-sink", "s3-json-hourly-sink"}
+                "avro-delta-sink", "jdbc-sink", "iceberg-sink", "s3-sink", "s3-json-hourly-sink",
+                "elasticsearch-sink"}
     if missing_support_reason(("iceberg",)):  # a Spark Iceberg has no runtime for: refused (test_spark_versions)
         connectors = [p for p in connectors if p.name != "iceberg-sink.properties"]
         expected.discard("iceberg-sink")
