@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import sys
-from pathlib import Path
-
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.unit.test_readme import README, example_module, python_blocks
 
 
 def test_the_readme_example_test_passes(bootstrap_servers, spark, tmp_path, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    [module] = [b for b in blocks if b.startswith("# my_sinks/lines.py")]
-    [test] = [b for b in blocks if "def test_lines_sink(" in b]
-    (tmp_path / "my_sinks").mkdir()
-    (tmp_path / "my_sinks" / "__init__.py").write_text("")
-    (tmp_path / "my_sinks" / "lines.py").write_text(module)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("my_sinks", "my_sinks.lines"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+    example_module(tmp_path, monkeypatch)  # my_sinks.lines importable, as the test's connector.class says
+    [test] = [block for block in python_blocks(README.read_text()) if "def test_lines_sink(" in block]
     namespace: dict = {}
     exec(compile(test, "README.md:test_lines_sink", "exec"), namespace)
     work = tmp_path / "work"
