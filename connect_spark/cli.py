@@ -1,4 +1,7 @@
-"""The ``connect-spark`` command: parses arguments, configures logging, calls the runtime. Nothing else."""
+"""The ``connect-spark`` command line (thin: it parses arguments, configures logging and calls the runtime).
+
+The user-facing text is :data:`DESCRIPTION`, :data:`EPILOG` and each sub-command's help.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,29 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_CONFIG = 2
+
+#: What ``connect-spark --help`` says first.
+DESCRIPTION = """\
+Run Kafka Connect sink connectors as Spark Structured Streaming queries.
+
+Give it the same .properties files Kafka Connect takes: a worker file (bootstrap.servers,
+converters, offset storage, ...) and one file per connector (name, connector.class, topics,
+transforms.*, errors.*, tasks.max). Only the offsets a task's pre_commit returns are committed,
+to connect-offsets and to the consumer group connect-<name>."""
+
+#: What ``connect-spark --help`` says last.
+EPILOG = """\
+examples:
+  connect-spark demo                                   local broker + sample events -> Delta table
+  connect-spark standalone conf/worker.properties conf/delta-sink.properties
+  connect-spark standalone --available-now conf/worker.properties conf/delta-sink.properties
+  connect-spark distributed worker.properties          then POST /connectors to http://127.0.0.1:8083
+
+exit codes: 0 stopped cleanly (SIGINT/SIGTERM) or drained (--available-now); 1 a connector failed
+(its trace is logged); 2 invalid configuration (every problem listed, before Spark starts).
+
+Every key: conf/config-reference.md. On a cluster: spark-submit jobs/connect_standalone.py with
+the same arguments, and the jars `connect-spark jars` prints."""
 
 _DEV_KAFKA_DIR = Path(".data") / "dev-kafka"
 _DEV_REGISTRY_DIR = Path(".data") / "dev-registry"
@@ -131,27 +157,39 @@ def _cmd_distributed(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="connect-spark", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="connect-spark", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level (default INFO)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     standalone = sub.add_parser(
-        "standalone", help="run connectors in this driver, one streaming query each (like connect-standalone)"
+        "standalone", help="run connectors from .properties files, one streaming query each (like connect-standalone)",
+        description="Run one Spark streaming query per connector file in this process until SIGINT/SIGTERM "
+                    "(the batch in flight is finished and committed first), or with --available-now until "
+                    "the records present at start are written and committed.",
     )
     standalone.add_argument("--available-now", action="store_true",
-                            help="drain what is in the topics, commit, and exit 0 (Trigger.AvailableNow)")
-    standalone.add_argument("worker", metavar="WORKER.properties")
-    standalone.add_argument("connectors", metavar="CONNECTOR.properties", nargs="+")
+                            help="drain what is in the topics now, commit, and exit 0 (for cron, Airflow, "
+                                 "scheduled jobs; Spark's Trigger.AvailableNow)")
+    standalone.add_argument("worker", metavar="WORKER.properties",
+                            help="worker settings (bootstrap.servers, converters, offset storage)")
+    standalone.add_argument("connectors", metavar="CONNECTOR.properties", nargs="+",
+                            help="one file per connector (name, connector.class, topics, ...)")
     standalone.set_defaults(func=_cmd_standalone)
 
     distributed = sub.add_parser(
-        "distributed", help="run a long-lived worker with the REST API; connectors are managed through it "
-        "(like connect-distributed)"
+        "distributed", help="run a long-lived worker with Kafka Connect's REST API; create connectors "
+        "through it (like connect-distributed)",
+        description="Start a worker with Kafka Connect's REST API on `listeners` (default "
+                    "http://127.0.0.1:8083) and no connectors; create them with POST /connectors. Connector "
+                    "configurations are kept in config.storage.topic and come back when the worker restarts.",
     )
-    distributed.add_argument("worker", metavar="WORKER.properties")
+    distributed.add_argument("worker", metavar="WORKER.properties",
+                             help="worker settings, with group.id and the config/offset/status topics")
     distributed.set_defaults(func=_cmd_distributed)
 
-    jars = sub.add_parser("jars", help="resolve the pinned JVM jars from Maven Central (once)")
+    jars = sub.add_parser("jars", help="download the JVM jars (Kafka source, Delta, ...) for the installed "
+                          "pyspark into .jars/ with Maven, once; prints the folders to pass to spark-submit")
     jars.set_defaults(func=_cmd_jars)
 
     dev = sub.add_parser("dev-kafka", help="start or stop a local single-node Kafka broker for development")
@@ -175,8 +213,9 @@ def _parser() -> argparse.ArgumentParser:
     search.set_defaults(func=_cmd_dev_opensearch)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on a local broker and local Spark")
-    demo.add_argument("--records", type=int, default=10_000)
-    demo.add_argument("--data-dir", default=os.path.join(".data", "demo"))
+    demo.add_argument("--records", type=int, default=10_000, help="sample events to produce (default 10000)")
+    demo.add_argument("--data-dir", default=os.path.join(".data", "demo"),
+                      help="where the broker's data and the Delta table go (default .data/demo)")
     demo.set_defaults(func=_cmd_demo)
     return parser
 

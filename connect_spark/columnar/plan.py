@@ -252,7 +252,7 @@ class PlanOutput:
         executor memory (the driver's, in a local session) for the time of one write. Uncompressed: the
         cache is written once and read once, and Spark's columnar compression (each column's encodings
         tried on every value) cost 3-5 µs of JVM CPU a row for it, of the 7-11 µs the checked way adds to
-        one pass (README, "Benchmarks"). Spark reads the setting when the cache is declared, so it is
+        one pass (docs/performance.md, docs/benchmarks.md). Spark reads the setting when the cache is declared, so it is
         switched off for the ``persist`` call only and the session's own value is put back (under a lock, as
         connectors sharing the session persist from their own threads).
         """

@@ -96,7 +96,8 @@ class WorkerSinkTask:
         task_id: the task's number.
         task: the connector's task instance (not yet initialized).
         task_config: the configuration ``start`` receives.
-        commit: writes committed offsets durably (the offset store); called only with changed offsets.
+        commit: takes committed offsets on towards the offset store (see step 7 of :meth:`commit_offsets`:
+            it may return before they are written); called only with changed offsets.
         offset_flush_interval_ms: the commit tick (``offset.flush.interval.ms``).
         context: the task's context (built by the caller when it carries an errant record reporter).
         before_commit: called first in every commit (flushes the error reporters' DLQ writes).
@@ -274,9 +275,15 @@ class WorkerSinkTask:
            whether or not ``pre_commit`` raised;
         5. an empty answer opts out: nothing is committed;
         6. keep only acceptable offsets (:func:`committable_offsets`);
-        7. write the partitions whose offset changed since the last commit, synchronously, and record
-           them as committed. A failed write is logged and counted, never fails the task (as in Connect);
-           the next commit retries.
+        7. hand the partitions whose offset changed since the last commit to ``commit`` and record them
+           as committed. ``commit`` does not wait for the write: on the driver it is the connector
+           runner's, which queues them for the in-order background committer
+           (:class:`connect_spark.storage.committer.OffsetCommitter`) and returns at once; the committer
+           writes ``connect-offsets`` and then the consumer group while the next batch runs, and logs
+           "committed offsets" once that write is acknowledged. In an executor generation ``commit``
+           only gathers them for the driver, which hands them to the same committer. A failed write
+           surfaces here with the next commit (``commit`` raises it): it is logged and counted, never
+           fails the task (as in Connect), and the committer retries it merged with the offsets given now.
         """
         parts = set(self.assignment if partitions is None else partitions)
         # 1.
@@ -331,7 +338,7 @@ class WorkerSinkTask:
         self.last_committed.update(changed)
         self.commit_failures = 0
         self.metrics.record_commit_completed(self.commit_seqno)
-        log.info("%s: committed offsets %s", self.label, _fmt(changed))
+        log.debug("%s: offsets %s handed to the offset commit", self.label, _fmt(changed))
 
     def close_all(self) -> None:
         """Final ``pre_commit`` → ``close(all)`` → commit, for stop and after a failure."""

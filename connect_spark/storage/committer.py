@@ -156,6 +156,7 @@ class OffsetCommitter:
                 self._pending = {**offsets, **self._pending}
                 self._failure = e
             return
+        log.info("%s: committed offsets %s", self.name, describe_offsets(offsets))
         try:
             self._on_written(offsets)
         except Exception as e:  # bookkeeping only (lag metrics): never undoes a write

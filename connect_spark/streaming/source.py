@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 #: the log's end after each poll; when production pauses, the next task that reads the partition waits
 #: for it to come back empty. With Kafka's default the batch after a pause took ~0.9 s longer on 2 cores
 #: (two waves of tasks, ~0.5 s each): the FileStreamSink's p99 latency at 1k rec/s went from 2.2 s to 1.5 s
-#: with 100 ms (README, benchmarks). Spark's consumers only poll inside tasks, so a shorter hold adds no
+#: with 100 ms (docs/performance.md). Spark's consumers only poll inside tasks, so a shorter hold adds no
 #: idle fetch traffic.
 STREAM_FETCH_MAX_WAIT_MS = 100
 

@@ -10,7 +10,10 @@ from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
-__all__ = ["create_topic", "produce", "end_offsets", "wait_for_topic", "read_topic"]
+from connect_spark.api.records import TopicPartition
+
+__all__ = ["create_topic", "produce", "fill_topic", "end_offsets", "topic_end_offsets", "wait_for_topic",
+           "read_topic"]
 
 Record = tuple  # (key: bytes|None, value: bytes|None, headers: list[tuple[str, bytes]]) or with partition
 
@@ -70,6 +73,26 @@ def produce(
     finally:
         producer.close()
     return count
+
+
+def fill_topic(bootstrap_servers: str, topic: str, count: int, partitions: int, start: int = 0,
+               headers: bool = True) -> int:
+    """Create ``topic`` with ``partitions`` partitions (unless it exists) and produce records ``start`` to
+    ``start + count - 1``: record ``i`` goes to partition ``i % partitions`` with key ``k<i>``, value
+    ``v<i>``, header ``h=<i>`` (none when ``headers`` is false) and timestamp ``1_700_000_000_000 + i``.
+    Returns how many were produced."""
+    create_topic(bootstrap_servers, topic, partitions)
+    return produce(bootstrap_servers, topic, (
+        (i % partitions, f"k{i}".encode(), f"v{i}".encode(), [("h", f"{i}".encode())] if headers else [],
+         1_700_000_000_000 + i)
+        for i in range(start, start + count)
+    ))
+
+
+def topic_end_offsets(bootstrap_servers: str, topic: str) -> dict[TopicPartition, int]:
+    """:func:`end_offsets` keyed by :class:`~connect_spark.api.TopicPartition`: what a connector that drained
+    ``topic`` has committed."""
+    return {TopicPartition(topic, p): off for p, off in end_offsets(bootstrap_servers, topic).items()}
 
 
 def end_offsets(bootstrap_servers: str, topic: str) -> dict[int, int]:

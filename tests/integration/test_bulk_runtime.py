@@ -10,7 +10,7 @@ import pytest
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.testing.harness import run_connector, worker_properties
-from connect_spark.testing.kafka import create_topic, end_offsets, produce
+from connect_spark.testing.kafka import create_topic, produce, topic_end_offsets
 
 
 def _orders(bootstrap, topic, start, count, partitions=2):
@@ -19,10 +19,6 @@ def _orders(bootstrap, topic, start, count, partitions=2):
          json.dumps({"order_id": i % 50, "amount": i, "note": f"n{i}"}).encode(), [])
         for i in range(start, start + count)
     ))
-
-
-def _ends(bootstrap, topic):
-    return {TopicPartition(topic, p): off for p, off in end_offsets(bootstrap, topic).items()}
 
 
 def _json_worker(bootstrap, work_dir, **extra):
@@ -50,7 +46,7 @@ def test_delta_sink_appends_every_record_once_through_the_runtime(spark, bootstr
     assert rows.count() == 1_500
     assert rows.select("_partition", "_offset").distinct().count() == 1_500
     assert sorted(r["amount"] for r in rows.select("amount").collect()) == list(range(1_500))
-    assert result.committed == _ends(bootstrap_servers, topic_name)
+    assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)
 
 
 def test_delta_sink_upserts_and_deletes_through_the_runtime(spark, bootstrap_servers, topic_name, work_dir):
@@ -68,7 +64,7 @@ def test_delta_sink_upserts_and_deletes_through_the_runtime(spark, bootstrap_ser
     rows = {r["order_id"]: r["amount"] for r in spark.read.format("delta").load(table).collect()}
     # Order id k was last written by amount 250 + k (i % 50 == k, highest i below 300); ids 0..9 were deleted.
     assert rows == {k: 250 + k for k in range(10, 50)}
-    assert result.committed == _ends(bootstrap_servers, topic_name)
+    assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)
 
 
 @pytest.mark.parametrize("mode", ["executor", "driver"])

@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,6 +15,7 @@ from connect_spark.config.properties import format_properties
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 from connect_spark.testing.recording import read_recorded_records
+from connect_spark.testing.waiting import wait_for as shared_wait_for
 
 
 def free_port():
@@ -37,18 +37,8 @@ def call(url, method="GET", body=None):
 
 
 def wait_for(condition, timeout, what, proc=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the worker exited ({proc.returncode}) while waiting for {what}")
-        try:
-            result = condition()
-        except (urllib.error.URLError, ConnectionError, OSError):
-            result = None
-        if result:
-            return result
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+    """:func:`connect_spark.testing.waiting.wait_for`, a REST call refused while the worker starts counting as not yet."""
+    return shared_wait_for(condition, timeout, what, proc, ignore=(OSError,))
 
 
 def start_worker(worker_file, log_file):

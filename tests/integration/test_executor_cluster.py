@@ -15,23 +15,20 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from connect_spark.api.records import TopicPartition
+import pytest
+
 from connect_spark.testing.harness import cli_command, committed_offsets, start_cli, worker_properties
-from connect_spark.testing.kafka import create_topic, end_offsets, produce
+from connect_spark.testing.kafka import fill_topic, topic_end_offsets
 from connect_spark.testing.recording import read_recorded_calls, read_recorded_records
 from connect_spark.testing.spark_cluster import (
     StandaloneCluster, descendants, executor_jvms, parent_pid, spark_home, spark_submit,
 )
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.cluster  # every test here starts executor JVMs (local-cluster, a standalone worker)
+
 LOCAL_CLUSTER = "local-cluster[2,1,1024]"
 RUN_TIMEOUT_S = 240
-
-
-def _fill(bootstrap, topic, count, partitions):
-    create_topic(bootstrap, topic, partitions)
-    produce(bootstrap, topic, ((i % partitions, f"k{i}".encode(), f"v{i}".encode(), [], 1_700_000_000_000 + i)
-                               for i in range(count)))
 
 
 def _connector(name, topic, out, **extra):
@@ -60,10 +57,6 @@ def _child_env():
     return {"PYTHONPATH": os.pathsep.join(p for p in (str(REPO), path) if p), "PYSPARK_PYTHON": sys.executable}
 
 
-def _ends(bootstrap, topic):
-    return {TopicPartition(topic, p): off for p, off in end_offsets(bootstrap, topic).items()}
-
-
 def _offsets_by_partition(records):
     seen = defaultdict(list)
     for r in records:
@@ -90,7 +83,7 @@ def _stop(process):
 def test_local_cluster_tasks_run_on_two_executor_jvms_and_see_only_their_partitions(
         bootstrap_servers, topic_name, work_dir):
     total, partitions, tasks = 4_000, 8, 4
-    _fill(bootstrap_servers, topic_name, total, partitions)
+    fill_topic(bootstrap_servers, topic_name, total, partitions, headers=False)
     out = Path(work_dir) / "out"
     name = f"cluster-{topic_name}"
     worker = _cluster_worker(bootstrap_servers, work_dir)
@@ -130,7 +123,7 @@ def test_local_cluster_tasks_run_on_two_executor_jvms_and_see_only_their_partiti
     assert None not in jvms_of_puts, f"a put ran outside the executor JVMs {sorted(jvms_seen)}"
     assert len(jvms_of_puts) >= 2, f"puts ran under only {jvms_of_puts} of executor JVMs {sorted(jvms_seen)}"
 
-    assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
 
 
 def _wait_for_put_written(out, task_ids, process, timeout_s):
@@ -149,7 +142,7 @@ def _wait_for_put_written(out, task_ids, process, timeout_s):
 def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
         bootstrap_servers, topic_name, work_dir):
     total, partitions, tasks = 2_000, 2, 2  # one partition per task: Spark tasks are the Connect tasks, no shuffle
-    _fill(bootstrap_servers, topic_name, total, partitions)
+    fill_topic(bootstrap_servers, topic_name, total, partitions, headers=False)
     out = Path(work_dir) / "out"
     name = f"kill-{topic_name}"
     worker = _cluster_worker(bootstrap_servers, work_dir, **{"spark.task.maxFailures": "4"})
@@ -170,14 +163,14 @@ def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
     expected = {(p, o) for p in range(partitions) for o in range(total // partitions)}
     assert set(delivered) == expected, "records lost (or unknown ones delivered)"
     assert any(n > 1 for n in delivered.values()), "the killed task's batch was not delivered again"
-    assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
 
 
 def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic_name, work_dir):
     from connect_spark.jvm import delta_set, jar_paths, spark_kafka_set
 
     total, partitions = 3_000, 2
-    _fill(bootstrap_servers, topic_name, total, partitions)
+    fill_topic(bootstrap_servers, topic_name, total, partitions, headers=False)
     out = Path(work_dir) / "out"
     name = f"submit-{topic_name}"
     worker = worker_properties(bootstrap_servers, work_dir, task_execution_mode="executor")
@@ -203,4 +196,4 @@ def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic
     records = read_recorded_records(out)
     assert sorted((r["partition"], r["offset"]) for r in records) == \
         [(p, o) for p in range(partitions) for o in range(total // partitions)]
-    assert committed_offsets(worker, name) == _ends(bootstrap_servers, topic_name)
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)

@@ -77,6 +77,7 @@ def test_kafka_to_delta_round_trip(spark, bootstrap_servers, topic_name, work_di
         assert [(h["key"], bytes(h["value"])) for h in row["headers"]] == [("source", b"test"), ("seq", str(i).encode())]
 
 
+@pytest.mark.cluster
 def test_local_cluster_runs_python_in_executor_processes(jars, tmp_path):
     """A job on local-cluster[2,1,1024] runs its Python work in executor processes, not the driver."""
     script = textwrap.dedent(

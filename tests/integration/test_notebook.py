@@ -10,6 +10,7 @@ import pytest
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.notebook import start_connector
+from connect_spark.streaming.query import query_name
 from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 from connect_spark.testing.recording import read_recorded_records
@@ -59,10 +60,11 @@ def test_pause_holds_new_records_and_resume_delivers_them(spark, bootstrap_serve
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(read_recorded_records(out)) < 100:
             time.sleep(0.3)
-        runner.pause()
+        runner.pause()  # returns once the connector's query is stopped between batches
         assert runner.state == "PAUSED" and query.isActive
+        assert runner.query is None and query_name(runner.name) not in {q.name for q in spark.streams.active}
         produce(bootstrap_servers, topic_name, ((0, None, f"v{i}".encode(), []) for i in range(100, 150)))
-        time.sleep(3)
+        # No query runs while paused, so nothing can reach the task: the records and the offsets stay.
         assert len(read_recorded_records(out)) == 100
         runner.resume()
         while time.monotonic() < deadline and len(read_recorded_records(out)) < 150:

@@ -9,16 +9,8 @@ from pathlib import Path
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.testing.harness import run_connector, worker_properties
-from connect_spark.testing.kafka import create_topic, end_offsets, produce
+from connect_spark.testing.kafka import fill_topic, produce, topic_end_offsets
 from connect_spark.testing.recording import decode_value, read_recorded_calls, read_recorded_records
-
-
-def _fill(bootstrap, topic, count, partitions):
-    create_topic(bootstrap, topic, partitions)
-    produce(bootstrap, topic, (
-        (i % partitions, f"k{i}".encode(), f"v{i}".encode(), [("h", f"{i}".encode())], 1_700_000_000_000 + i)
-        for i in range(count)
-    ))
 
 
 def _connector(name, topic, work_dir, **extra):
@@ -32,10 +24,6 @@ def _executor_worker(bootstrap, work_dir, max_offsets):
     return worker_properties(bootstrap, work_dir, task_execution_mode="executor", max_offsets_per_trigger=max_offsets)
 
 
-def _ends(bootstrap, topic):
-    return {TopicPartition(topic, p): off for p, off in end_offsets(bootstrap, topic).items()}
-
-
 def _by_partition(records):
     seen = defaultdict(list)
     for r in records:
@@ -45,7 +33,7 @@ def _by_partition(records):
 
 def test_tasks_run_on_executors_and_see_only_their_partitions(spark, bootstrap_servers, topic_name, work_dir):
     total, partitions = 8_000, 4
-    _fill(bootstrap_servers, topic_name, total, partitions)
+    fill_topic(bootstrap_servers, topic_name, total, partitions)
     name = f"exec-{topic_name}"
     result = run_connector(_connector(name, topic_name, work_dir, tasks_max=2), bootstrap_servers, work_dir,
                            spark=spark, worker=_executor_worker(bootstrap_servers, work_dir, 3000))
@@ -66,14 +54,14 @@ def test_tasks_run_on_executors_and_see_only_their_partitions(spark, bootstrap_s
         with open(Path(work_dir) / "out" / f"task-{task_id}" / "records.jsonl") as f:
             parts = {json.loads(line)["partition"] for line in f}
         assert parts == {p for _, p in owners[task_id]}
-    assert result.committed == _ends(bootstrap_servers, topic_name)
+    assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)
     first = records[0]
     assert decode_value(first["value"]) == f"v{int(decode_value(first['key']).decode()[1:])}".encode()
 
 
 def test_partial_pre_commit_redelivers_exactly_the_unreturned_records(spark, bootstrap_servers, topic_name, work_dir):
     total, partitions = 5_000, 2
-    _fill(bootstrap_servers, topic_name, total, partitions)
+    fill_topic(bootstrap_servers, topic_name, total, partitions)
     name = f"partial-{topic_name}"
     result = run_connector(
         _connector(name, topic_name, work_dir, tasks_max=1, recording_commit_every=700),
@@ -87,7 +75,7 @@ def test_partial_pre_commit_redelivers_exactly_the_unreturned_records(spark, boo
     for offsets in per_partition.values():
         assert offsets == list(range(len(offsets)))
     assert len(records) == (total // 700) * 700
-    ends = _ends(bootstrap_servers, topic_name)
+    ends = topic_end_offsets(bootstrap_servers, topic_name)
     assert result.committed == {TopicPartition(topic_name, p): len(per_partition[(topic_name, p)])
                                 for p in range(partitions)}
     assert all(result.committed[tp] <= ends[tp] for tp in ends)
@@ -97,7 +85,7 @@ def test_partial_pre_commit_redelivers_exactly_the_unreturned_records(spark, boo
 
 
 def test_rewind_in_open_feeds_the_task_from_those_offsets(spark, bootstrap_servers, topic_name, work_dir):
-    _fill(bootstrap_servers, topic_name, 600, 3)
+    fill_topic(bootstrap_servers, topic_name, 600, 3)
     name = f"xrewind-{topic_name}"
     # First run: everything delivered and committed.
     assert run_connector(_connector(name, topic_name, work_dir), bootstrap_servers, work_dir, spark=spark,
@@ -105,7 +93,7 @@ def test_rewind_in_open_feeds_the_task_from_those_offsets(spark, bootstrap_serve
     out2 = Path(work_dir) / "out2"
     # Second run: open() rewinds partition 0 to 150 (backwards, before the committed 200) and partition 2
     # forwards within the new records.
-    _fill(bootstrap_servers, topic_name, 0, 3)
+    fill_topic(bootstrap_servers, topic_name, 0, 3)
     produce(bootstrap_servers, topic_name, ((p, b"k", f"new{p}-{i}".encode(), []) for i in range(10) for p in range(3)))
     connector = _connector(name, topic_name, work_dir, recording_rewind=f"{topic_name}:0:150,{topic_name}:2:205")
     connector["recording.dir"] = str(out2)
@@ -116,11 +104,11 @@ def test_rewind_in_open_feeds_the_task_from_those_offsets(spark, bootstrap_serve
     assert per_partition[(topic_name, 0)] == list(range(150, 210))
     assert per_partition[(topic_name, 1)] == list(range(200, 210))
     assert per_partition[(topic_name, 2)] == list(range(205, 210))
-    assert result.committed == _ends(bootstrap_servers, topic_name)
+    assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)
 
 
 def test_retriable_put_is_retried_inside_the_task(spark, bootstrap_servers, topic_name, work_dir):
-    _fill(bootstrap_servers, topic_name, 400, 2)
+    fill_topic(bootstrap_servers, topic_name, 400, 2)
     name = f"xretry-{topic_name}"
     connector = _connector(name, topic_name, work_dir, tasks_max=2,
                            connector_class="connect_spark.testing.recording.FaultySinkConnector",
@@ -133,11 +121,11 @@ def test_retriable_put_is_retried_inside_the_task(spark, bootstrap_servers, topi
         assert calls.count("put_retriable") == 2 and calls.count("start") == 1
     per_partition = _by_partition(read_recorded_records(Path(work_dir) / "out"))
     assert all(offsets == list(range(200)) for offsets in per_partition.values())
-    assert result.committed == _ends(bootstrap_servers, topic_name)
+    assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)
 
 
 def test_task_failure_fails_the_connector_naming_the_task(spark, bootstrap_servers, topic_name, work_dir, caplog):
-    _fill(bootstrap_servers, topic_name, 300, 1)
+    fill_topic(bootstrap_servers, topic_name, 300, 1)
     name = f"xfail-{topic_name}"
     connector = _connector(name, topic_name, work_dir,
                            connector_class="connect_spark.testing.recording.FaultySinkConnector",
@@ -160,7 +148,7 @@ def test_task_failure_fails_the_connector_naming_the_task(spark, bootstrap_serve
 
 def test_headers_are_left_unread_for_a_header_blind_task_in_both_modes(spark, bootstrap_servers, topic_name, work_dir):
     total, partitions = 600, 2
-    _fill(bootstrap_servers, topic_name, total, partitions)
+    fill_topic(bootstrap_servers, topic_name, total, partitions)
     for mode in ("executor", "driver"):
         out = Path(work_dir) / mode
         connector = {"name": f"blind-{mode}-{topic_name}", "connector.class": "RecordingSink", "topics": topic_name,
@@ -172,4 +160,4 @@ def test_headers_are_left_unread_for_a_header_blind_task_in_both_modes(spark, bo
         assert len(records) == total, mode
         assert all(r["headers"] == [] for r in records), f"{mode}: headers were read for a header-blind task"
         assert sorted(int(decode_value(r["value"])[1:]) for r in records) == list(range(total))
-        assert result.committed == _ends(bootstrap_servers, topic_name)
+        assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)

@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -25,6 +24,7 @@ from connect_spark.config.properties import format_properties
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 from connect_spark.testing.recording import read_recorded_records
+from connect_spark.testing.waiting import wait_for as shared_wait_for
 
 
 def free_port():
@@ -55,16 +55,8 @@ class Rest:
 
 
 def wait_for(condition, timeout, what, proc):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the worker exited ({proc.returncode}) while waiting for {what}"
-        try:
-            if condition():
-                return
-        except (urllib.error.URLError, ConnectionError, OSError):
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+    """:func:`connect_spark.testing.waiting.wait_for`, a REST call refused while the worker starts counting as not yet."""
+    return shared_wait_for(condition, timeout, what, proc, ignore=(OSError,))
 
 
 def topic_text(bootstrap_servers, topic):

@@ -45,14 +45,16 @@ def test_stored_offsets_round_trip_through_commit_metadata():
     assert stored.advanced({TopicPartition("a", 0): 3}).offsets[TopicPartition("a", 0)] == 5  # never backwards
 
 
-def test_readme_key_tables_match_the_declarations():
+def test_connector_pages_key_tables_match_the_declarations():
     from pathlib import Path
 
     from connect_spark.config.docs import render_config_def
     from connect_spark.connectors.delta.config import DELTA_SINK_CONFIG_DEF
     from connect_spark.connectors.file import CONFIG_DEF
     from connect_spark.connectors.files.config import FILES_SINK_CONFIG_DEF
+    from connect_spark.connectors.iceberg.config import ICEBERG_SINK_CONFIG_DEF
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    for config_def in (DELTA_SINK_CONFIG_DEF, CONFIG_DEF, FILES_SINK_CONFIG_DEF):
-        assert render_config_def(config_def, heading_level=4) in readme
+    pages = Path(__file__).resolve().parents[2] / "docs" / "connectors"
+    for page, config_def in (("delta.md", DELTA_SINK_CONFIG_DEF), ("file-stream.md", CONFIG_DEF),
+                             ("files.md", FILES_SINK_CONFIG_DEF), ("iceberg.md", ICEBERG_SINK_CONFIG_DEF)):
+        assert render_config_def(config_def, heading_level=2) in (pages / page).read_text(), page

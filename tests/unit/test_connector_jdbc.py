@@ -155,10 +155,10 @@ def test_records_with_an_evolved_schema_share_one_column_list():
     assert batch.rows[0][3] is None and batch.rows[1] == (9, None, None, 3)
 
 
-def test_readme_lists_the_keys_as_declared():
+def test_connector_page_lists_the_keys_as_declared():
     from pathlib import Path
 
     from connect_spark.config.docs import render_config_def
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert render_config_def(JDBC_SINK_CONFIG_DEF, heading_level=4) in readme
+    page = (Path(__file__).resolve().parents[2] / "docs" / "connectors" / "jdbc.md").read_text()
+    assert render_config_def(JDBC_SINK_CONFIG_DEF, heading_level=2) in page

@@ -233,9 +233,9 @@ def test_the_key_table_in_the_docs_is_generated_from_the_declarations():
     from connect_spark.config.docs import render_config_def
     from connect_spark.connectors.s3.config import S3_SINK_CONFIG_DEF
 
-    docs = Path(__file__).resolve().parents[2] / "docs" / "s3-sink.md"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "connectors" / "s3.md"
     assert render_config_def(S3_SINK_CONFIG_DEF, heading_level=3).strip() in docs.read_text(), (
-        "docs/s3-sink.md's key table is stale: paste render_config_def(S3_SINK_CONFIG_DEF) under '## Keys'")
+        "docs/connectors/s3.md's key table is stale: paste render_config_def(S3_SINK_CONFIG_DEF) under '## Keys'")
 
 
 def test_records_a_format_cannot_hold_go_to_the_error_reporter(local_s3, bucket):

@@ -276,17 +276,31 @@ def test_stop_interrupts_endless_retries_without_reporting_or_skipping():
     assert metrics_of(handler) == counts(failures=3, retries=2)
 
 
-def test_the_default_sleep_is_interrupted_by_stop():
-    config = ErrorHandlingConfig(tolerance=ToleranceType.ALL, retry_timeout_ms=-1, retry_delay_max_ms=60_000)
+def test_the_default_sleep_is_interrupted_by_stop(monkeypatch):
+    from connect_spark.runtime.errors import retry
+
+    monkeypatch.setattr(retry, "RETRIES_DELAY_MIN_MS", 3_600_000)  # the first back-off: one hour
+    config = ErrorHandlingConfig(tolerance=ToleranceType.ALL, retry_timeout_ms=-1, retry_delay_max_ms=7_200_000)
     handler = ErrorHandler(config, "my-sink", 0, [])
     operation = Failing(*[RetriableException("busy") for _ in range(100)])
-    stopper = threading.Timer(0.5, handler.stop)  # during the third back-off (0.3 s, 0.6 s, 1.2 s)
-    stopper.start()
-    started = wall_time.monotonic()
-    with pytest.raises(ConnectException, match="stopped while retrying"):
-        handler.execute(Stage.VALUE_CONVERTER, JSON, operation, RAW)
-    assert wall_time.monotonic() - started < 1.0
-    assert operation.calls == 2
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            handler.execute(Stage.VALUE_CONVERTER, JSON, operation, RAW)
+        except BaseException as e:
+            raised.append(e)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    while operation.calls < 1 and worker.is_alive():  # the first attempt failed: the hour's wait begins
+        wall_time.sleep(0.01)
+    handler.stop()
+    worker.join(120)  # a hang guard only: an uninterrupted wait would last the hour
+    assert not worker.is_alive(), "stop did not interrupt the back-off"
+    assert len(raised) == 1 and isinstance(raised[0], ConnectException)
+    assert "stopped while retrying" in str(raised[0])
+    assert operation.calls == 1
     # once stopped, a retriable failure is not retried (nor skipped) at all
     with pytest.raises(ConnectException, match="stopped while retrying"):
         handler.execute(Stage.VALUE_CONVERTER, JSON, Failing(RetriableException("busy")), RAW)

@@ -4,7 +4,6 @@ Connectors are run by ScriptedHandle (no Spark); configs are validated for real 
 """
 
 import threading
-import time
 
 import pytest
 
@@ -16,17 +15,13 @@ from connect_spark.status.states import State, TargetState
 from connect_spark.status.stores import ConfigStore, StatusStore
 from connect_spark.storage.file_offsets import FileOffsetStore
 from connect_spark.testing.handles import ScriptedHandle
+from connect_spark.testing.waiting import wait_for as shared_wait_for
 
 WORKER = {"key.converter": "StringConverter", "value.converter": "StringConverter", "bootstrap.servers": "127.0.0.1:1"}
 
 
 def wait_for(condition, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
+    return shared_wait_for(condition, timeout, interval=0.02)
 
 
 class Worker:

@@ -97,3 +97,28 @@ def test_flush_retries_a_failed_write_once_and_raises_when_it_fails_again():
 def test_close_without_any_commit_returns_at_once():
     OffsetCommitter("c", Store().write).close(WAIT)
 
+
+
+def test_committed_is_logged_when_the_write_is_acknowledged_not_when_handed_over(caplog):
+    store = Store()
+    store.held = threading.Event()
+    committer = OffsetCommitter("c", store.write)
+    caplog.set_level("INFO", logger="connect_spark.storage.committer")
+    committer.submit({A: 10})
+    assert store.entered.wait(WAIT)
+    assert "committed offsets" not in caplog.text  # handed over, the write not yet acknowledged
+    store.held.set()
+    committer.flush(WAIT)
+    assert "c: committed offsets t[0]@10" in caplog.text
+
+
+def test_a_failed_write_is_not_logged_as_committed(caplog):
+    store = Store()
+    store.failures = 1
+    committer = OffsetCommitter("c", store.write)
+    caplog.set_level("INFO", logger="connect_spark.storage.committer")
+    committer.submit({A: 10})
+    assert committer.wait_settled(WAIT)
+    assert "committed offsets" not in caplog.text
+    committer.close(WAIT)  # the retry succeeds
+    assert "c: committed offsets t[0]@10" in caplog.text

@@ -40,16 +40,18 @@ def test_spark_home_is_the_pip_package_with_its_launch_scripts():
     assert 1024 <= free_port() <= 65535
 
 
-def test_put_delay_makes_puts_slow_and_records_note_the_parent_process(tmp_path):
+def test_put_delay_makes_puts_slow_and_records_note_the_parent_process(tmp_path, monkeypatch):
+    from connect_spark.testing import recording
+
+    sleeps: list[float] = []
+    monkeypatch.setattr(recording.time, "sleep", sleeps.append)
     task = RecordingSinkTask()
     task.start({"recording.dir": str(tmp_path), "task.id": "3", "recording.put.delay.ms": "300"})
     records = [SinkRecord("t", 1, None, b"k", None, b"v", 7)]
-    started = time.monotonic()
     task.put(records)
-    assert time.monotonic() - started >= 0.3
-    started = time.monotonic()
+    assert sleeps == [0.3]
     task.put([])
-    assert time.monotonic() - started < 0.3, "an empty put does not sleep"
+    assert sleeps == [0.3], "an empty put does not sleep"
     written = read_recorded_records(tmp_path)
     assert [(r["partition"], r["offset"], r["pid"], r["ppid"]) for r in written] == [(1, 7, os.getpid(), os.getppid())]
     assert {c["ppid"] for c in read_recorded_calls(tmp_path, 3)} == {os.getppid()}

@@ -146,8 +146,8 @@ def undeclared_key_issues(props: Mapping[str, Any], config_def: ConfigDef) -> li
             issues.append(ConfigIssue(key, props[key], f"Unknown per-table key {key}: allowed are "
                                       f"{TABLE_PREFIX}<table>.{{{','.join(TABLE_KEYS)}}}."))
             continue
-        issues.append(ConfigIssue(key, props[key], f"Unknown Iceberg sink key {key}; see the Iceberg sink section "
-                                  "of the README for the keys this sink accepts."))
+        issues.append(ConfigIssue(key, props[key], f"Unknown Iceberg sink key {key}; see docs/connectors/iceberg.md "
+                                  "for the keys this sink accepts."))
     return issues
 
 

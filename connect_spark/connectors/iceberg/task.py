@@ -192,7 +192,7 @@ class IcebergSinkTask(DataFrameSinkTask):
         Routing spreads a batch over several commits. An upsert table is one commit too, but its batch is
         read several times (the null-id check of :meth:`rejected_rows`, the MERGE source's checkpoint):
         from the runtime's cache (the checked way) that is one read from Kafka instead of two (measured a
-        few per cent faster, within the noise of a 2-core machine: see the README's IcebergSink section).
+        few per cent faster, within the noise of a 2-core machine: see docs/performance.md, Iceberg sink).
         """
         name = self._one_table()
         return name is not None and not self._require_config().table_settings(name).id_columns

@@ -3,7 +3,7 @@
 ``SEARCH_SINK_CONFIG_DEF`` is what :meth:`SearchSinkConnector.config` returns, so the runtime validates each
 key before Spark starts. :meth:`SearchSinkConfig.parse` is called by the connector's and the task's ``start``
 and adds the checks that span several keys. Where a key means something else here than in Confluent's
-connector, its doc says so (and ``docs/search-sink.md`` lists every difference).
+connector, its doc says so (and ``docs/connectors/search.md`` lists every difference).
 """
 
 from __future__ import annotations
