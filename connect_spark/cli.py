@@ -65,7 +65,8 @@ def _cmd_jars(args: argparse.Namespace) -> int:
     sets = artifact_sets(versions)
     started = time.monotonic()
     resolved = ensure_resolved(sets)
-    print(f"JVM artifacts for pyspark {versions.spark} and delta-spark {versions.delta} in {jars_root()} "
+    delta = f"delta-spark {versions.delta}" if versions.delta else f"Delta {versions.delta_jars} (no delta-spark installed)"
+    print(f"JVM artifacts for pyspark {versions.spark} and {delta} in {jars_root()} "
           f"({time.monotonic() - started:.1f} s):")
     for artifact_set in sets:
         print(f"  {artifact_set.label:<24} {len(resolved[artifact_set.name]):>3} jars  {artifact_set.purpose}")

@@ -7,7 +7,8 @@ is running (:mod:`connect_spark.jvm.spark_versions` names their versions) and li
 * :func:`spark_kafka_set`: Spark's Kafka source (``spark-sql-kafka-0-10``) and Avro functions
   (``spark-avro``) at exactly pyspark's version, with their runtime dependencies, minus every jar pyspark
   already ships;
-* :func:`delta_set`: the Delta Lake jars of the installed delta-spark, built for the running Spark minor;
+* :func:`delta_set`: the Delta Lake jars of the installed delta-spark (or the default Delta release of the
+  running Spark, when none is installed), built for the running Spark minor;
 * :func:`iceberg_set`: Apache Iceberg's Spark runtime for the running Spark minor, an *optional* set: a
   session gets it only when a connector whose ``required_spark_support()`` names it runs (the Iceberg
   sink), see ``connect_spark.spark_session``; None on a Spark minor Iceberg has not been built for.
@@ -123,27 +124,25 @@ def spark_kafka_set(versions: RunningVersions | None = None) -> ArtifactSet:
 
 
 def delta_set(versions: RunningVersions | None = None) -> ArtifactSet:
-    """Delta Lake's jars for the installed delta-spark, built for the running Spark minor.
+    """Delta Lake's jars for the installed delta-spark (else the default Delta), built for the running Spark minor.
 
     Raises:
         connect_spark.jvm.spark_versions.UnsupportedSparkVersion: no Delta build fits (see ``RunningVersions.check``).
     """
     versions = versions or running_versions()
     versions.check()
-    if versions.delta is None:
-        from connect_spark.jvm.spark_versions import UnsupportedSparkVersion
+    delta = versions.delta_jars
 
-        raise UnsupportedSparkVersion("delta-spark is not installed (pip install connect-spark brings it)")
+    def coordinates(release: str) -> tuple[str, ...]:
+        return (f"io.delta:{delta_artifact(release, versions.spark_minor)}:{release}",
+                f"io.delta:delta-storage:{release}")
 
-    def coordinates(delta: str) -> tuple[str, ...]:
-        return (f"io.delta:{delta_artifact(delta, versions.spark_minor)}:{delta}", f"io.delta:delta-storage:{delta}")
-
-    major, minor, *rest = versions.delta.split(".")
+    major, minor, *rest = delta.split(".")
     patch = int(rest[0]) if rest and rest[0].isdigit() else 0
     earlier_patches = tuple(coordinates(f"{major}.{minor}.{p}") for p in range(patch - 1, -1, -1))
     return ArtifactSet(
         name="delta",
-        coordinates=coordinates(versions.delta),
+        coordinates=coordinates(delta),
         exclude_pyspark_jars=True,
         purpose="Delta Lake for Spark",
         spark_version=versions.spark,

@@ -5,9 +5,11 @@ connect_spark lives inside the user's Spark: it supports every pyspark of the mi
 never the other way round. Everything that differs between Spark versions is decided here:
 
 * Spark's Kafka source and Avro functions: the same version as pyspark, exactly;
-* Delta Lake: the version of the installed delta-spark (the Python API is a thin layer over its jar);
-  from Delta 4.1 on, Delta's Maven artifact carries the Spark minor it was built for, and each Spark minor
-  has a first Delta release built for it (:data:`FIRST_DELTA_FOR_SPARK`);
+* Delta Lake: the version of the installed delta-spark when there is one (its Python API is a thin layer
+  over its jar, so the two must agree), else :data:`DEFAULT_DELTA_FOR_SPARK` (the Delta sink itself uses
+  only SQL and needs no Python package of Delta's); from Delta 4.1 on, Delta's Maven artifact carries the
+  Spark minor it was built for, and each Spark minor has a first Delta release built for it
+  (:data:`FIRST_DELTA_FOR_SPARK`);
 * Apache Iceberg: the newest runtime built for the Spark minor (:data:`ICEBERG_FOR_SPARK`), or none.
 
 Called by :mod:`connect_spark.jvm.artifacts` to name the jars of the running versions, by connector
@@ -25,6 +27,7 @@ from importlib import metadata
 from connect_spark.api.errors import ConnectException
 
 __all__ = [
+    "DEFAULT_DELTA_FOR_SPARK",
     "FIRST_DELTA_FOR_SPARK",
     "ICEBERG_FOR_SPARK",
     "SCALA_BINARY",
@@ -48,6 +51,8 @@ TESTED_SPARK_VERSIONS = {"4.0": "4.0.0", "4.1": "4.1.1", "4.2": "4.2.0"}
 #: The first Delta release built for each Spark minor (``io.delta:delta-spark_<minor>_2.13`` from 4.1 on;
 #: Delta 4.0.x is the plain ``delta-spark_2.13``, for Spark 4.0 only).
 FIRST_DELTA_FOR_SPARK = {"4.0": "4.0.0", "4.1": "4.1.0", "4.2": "4.4.0"}
+#: The Delta release whose jars a Spark minor gets when no delta-spark is installed (the tested one).
+DEFAULT_DELTA_FOR_SPARK = {"4.0": "4.0.1", "4.1": "4.4.0", "4.2": "4.4.0"}
 #: Apache Iceberg's Spark runtime (``iceberg-spark-runtime-<minor>_2.13``) for each Spark minor that has one.
 ICEBERG_FOR_SPARK = {"4.0": "1.11.0", "4.1": "1.12.0"}
 #: Overrides the Spark version the jars are chosen for (a driver whose pyspark is not pip-installed).
@@ -82,6 +87,11 @@ class RunningVersions:
     @property
     def spark_minor(self) -> str:
         return minor_of(self.spark)
+
+    @property
+    def delta_jars(self) -> str:
+        """The Delta release whose jars this Spark gets: the installed delta-spark's, else the default."""
+        return self.delta or DEFAULT_DELTA_FOR_SPARK[self.spark_minor]
 
     def check(self) -> None:
         """Refuse a Spark minor or a Spark/Delta pair no jars exist for, naming what would work.

@@ -42,6 +42,15 @@ def test_delta_jar_is_the_installed_delta_built_for_the_running_spark_minor(spar
     assert delta_set.folder(Path("/j")) == Path(f"/j/spark-{spark}/delta")
 
 
+@pytest.mark.parametrize("spark, artifact", [
+    ("4.0.0", "io.delta:delta-spark_2.13:4.0.1"),
+    ("4.1.1", "io.delta:delta-spark_4.1_2.13:4.4.0"),
+    ("4.2.0", "io.delta:delta-spark_4.2_2.13:4.4.0"),
+])
+def test_without_delta_spark_installed_the_spark_minor_gets_its_default_delta(spark, artifact):
+    assert coordinates(artifacts.delta_set(RunningVersions(spark, None)))[0] == artifact
+
+
 def test_an_unpublished_delta_patch_falls_back_to_earlier_patches_of_its_line():
     delta_set = artifacts.delta_set(RunningVersions("4.1.1", "4.4.2"))
     assert [c[0] for c in delta_set.fallbacks] == ["io.delta:delta-spark_4.1_2.13:4.4.1",
@@ -69,7 +78,7 @@ def test_iceberg_runtime_exists_per_spark_minor_and_is_none_where_iceberg_has_no
     assert artifacts.iceberg_set(on_42) is None
     assert artifacts.optional_artifact_sets(on_42) == {}
     assert [s.name for s in artifacts.artifact_sets(on_42)] == [
-        "spark-kafka", "delta", "kafka-broker", "kafka-connect", "schema-registry"]
+        "spark-kafka", "delta", "kafka-broker", "kafka-connect", "schema-registry", "opensearch"]
 
 
 @pytest.fixture

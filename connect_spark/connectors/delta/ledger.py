@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Mapping
 from connect_spark.api.records import TopicPartition
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaTable
+    from pyspark.sql import SparkSession
+
+    from connect_spark.connectors.delta.target import TableTarget
 
 __all__ = ["StoredOffsets", "read_stored_offsets", "MARKER"]
 
@@ -95,7 +97,7 @@ class StoredOffsets:
         return cls(connector, offsets, int(doc.get("sequence", 0)))
 
 
-def read_stored_offsets(table: "DeltaTable", connector: str) -> StoredOffsets:
+def read_stored_offsets(spark: "SparkSession", target: "TableTarget", connector: str) -> StoredOffsets:
     """The offsets of the latest commit ``connector`` made to ``table`` (empty when it made none).
 
     Called by the task when it first uses a table (at ``open`` for the tables it can name, or at the
@@ -103,7 +105,7 @@ def read_stored_offsets(table: "DeltaTable", connector: str) -> StoredOffsets:
     this connector recently costs one small read.
     """
     for window in _HISTORY_WINDOWS:
-        history = table.history(window) if window else table.history()
+        history = target.history(spark, window)
         rows = history.select("version", "userMetadata").orderBy("version", ascending=False).collect()
         for row in rows:
             stored = StoredOffsets.from_metadata(row["userMetadata"], connector)

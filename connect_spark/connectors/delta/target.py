@@ -1,7 +1,10 @@
 """Which Delta table a record goes to: a path or a catalog name, optionally one per topic.
 
 Called by the task for each topic of a micro-batch (the frame's ``topic`` column, i.e. after
-transformations, so a ``RegexRouter`` chooses the table).
+transformations, so a ``RegexRouter`` chooses the table). A table is reached through Spark SQL and the
+DataFrame API only (``delta.`<path>``` or its name), never through delta-spark's Python ``DeltaTable``:
+the sink then needs no Python package of Delta's (pip keeps the user's pyspark) and its statements run
+in any session that has Delta's SQL extension.
 """
 
 from __future__ import annotations
@@ -13,8 +16,7 @@ from typing import TYPE_CHECKING
 from connect_spark.connectors.delta.config import TOPIC_PLACEHOLDER, DeltaSinkConfig
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaTable
-    from pyspark.sql import DataFrameWriter, SparkSession
+    from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 
 __all__ = ["TableTarget", "target_for_topic", "is_templated"]
 
@@ -31,20 +33,34 @@ class TableTarget:
     def __str__(self) -> str:
         return self.path if self.path is not None else f"table {self.name}"
 
+    @property
+    def sql_name(self) -> str:
+        """The table in a SQL statement: ``delta.`<path>``` (backticks in the path doubled) or its name."""
+        if self.path is not None:
+            return "delta.`" + self.path.replace("`", "``") + "`"
+        return self.name
+
     def exists(self, spark: "SparkSession") -> bool:
         """True when the table exists and is a Delta table."""
-        from delta.tables import DeltaTable
+        if self.path is None:
+            return spark.catalog.tableExists(self.name)
+        from pyspark.errors import AnalysisException
 
+        try:
+            detail = spark.sql(f"DESCRIBE DETAIL {self.sql_name}").select("format").first()
+        except AnalysisException:  # DELTA_MISSING_DELTA_TABLE: no table, or not a Delta one, at the path
+            return False
+        return detail is not None and detail["format"] == "delta"
+
+    def frame(self, spark: "SparkSession") -> "DataFrame":
+        """The table's current snapshot."""
         if self.path is not None:
-            return DeltaTable.isDeltaTable(spark, self.path)
-        return spark.catalog.tableExists(self.name)
+            return spark.read.format("delta").load(self.path)
+        return spark.read.table(self.name)
 
-    def table(self, spark: "SparkSession") -> "DeltaTable":
-        from delta.tables import DeltaTable
-
-        if self.path is not None:
-            return DeltaTable.forPath(spark, self.path)
-        return DeltaTable.forName(spark, self.name)
+    def history(self, spark: "SparkSession", limit: int | None = None) -> "DataFrame":
+        """Delta's ``DESCRIBE HISTORY`` of the table, newest commits first (the newest ``limit`` of them)."""
+        return spark.sql(f"DESCRIBE HISTORY {self.sql_name}" + (f" LIMIT {int(limit)}" if limit else ""))
 
     def save(self, writer: "DataFrameWriter") -> None:
         """Run ``writer`` (already set up with format and options) against this table."""

@@ -127,7 +127,7 @@ class DeltaSinkTask(DataFrameSinkTask):
             return None
         target = target_for_topic(config, "")
         if target not in self._schemas:
-            self._schemas[target] = target.table(spark).toDF().schema if target.exists(spark) else None
+            self._schemas[target] = target.frame(spark).schema if target.exists(spark) else None
         return self._schemas[target]
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:
@@ -223,7 +223,7 @@ class DeltaSinkTask(DataFrameSinkTask):
         config = self._require_config()
         stored = self._stored.get(target)
         if stored is None:
-            stored = (read_stored_offsets(target.table(spark), config.connector_name)
+            stored = (read_stored_offsets(spark, target, config.connector_name)
                       if target.exists(spark) else StoredOffsets(config.connector_name))
             self._stored[target] = stored
         return stored

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import uuid
 from typing import TYPE_CHECKING, Iterator
 
 from pyspark.sql import functions as F
@@ -69,7 +70,7 @@ def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", k
     exists = table is not None or target.exists(spark)
     new_columns: list[str] = []
     if exists:
-        known = table.fieldNames() if table is not None else target.table(spark).toDF().columns
+        known = table.fieldNames() if table is not None else target.frame(spark).columns
         table_columns = {c.lower() for c in known}
         new_columns = [c for c in columns if c.lower() not in table_columns]
         if new_columns and not config.auto_evolve:
@@ -137,22 +138,30 @@ def _merge_settings(spark: "SparkSession", stored: StoredOffsets) -> Iterator[No
 
 def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", keys: list[str], columns: list[str],
            config: DeltaSinkConfig, after: StoredOffsets) -> None:
+    """One ``MERGE INTO`` of the batch's newest row per key (a tombstone deletes), carrying the offsets."""
     source = rows if config.delete_enabled else rows.where(~F.col(TOMBSTONE))
     source = last_per_key(source, keys)
     if config.files_per_commit:
         source = source.coalesce(config.files_per_commit)
+    spark = source.sparkSession  # the batch's session: its temporary view and the statement live there
+    view = f"connect_spark_merge_{uuid.uuid4().hex}"
     on = " AND ".join(f"t.{_quoted(k)} <=> s.{_quoted(k)}" for k in keys)
-    assignments = {_quoted(c): f"s.{_quoted(c)}" for c in columns}
-    merge = target.table(spark).alias("t").merge(source.alias("s"), on)
-    if config.delete_enabled:
-        merge = merge.whenMatchedDelete(condition=f"s.{TOMBSTONE}")
-    merge = (merge.whenMatchedUpdate(condition=f"NOT s.{TOMBSTONE}", set=assignments)
-             .whenNotMatchedInsert(condition=f"NOT s.{TOMBSTONE}", values=assignments))
-    with _merge_settings(spark, after):
-        merge.execute()
+    names = ", ".join(_quoted(c) for c in columns)
+    values = ", ".join(f"s.{_quoted(c)}" for c in columns)
+    updates = ", ".join(f"{_quoted(c)} = s.{_quoted(c)}" for c in columns)
+    statement = (f"MERGE INTO {target.sql_name} t USING {view} s ON {on} "
+                 + (f"WHEN MATCHED AND s.{TOMBSTONE} THEN DELETE " if config.delete_enabled else "")
+                 + f"WHEN MATCHED AND NOT s.{TOMBSTONE} THEN UPDATE SET {updates} "
+                 f"WHEN NOT MATCHED AND NOT s.{TOMBSTONE} THEN INSERT ({names}) VALUES ({values})")
+    source.createOrReplaceTempView(view)
+    try:
+        with _merge_settings(spark, after):
+            spark.sql(statement)
+    finally:
+        spark.catalog.dropTempView(view)
 
 
 def compact(spark: "SparkSession", target: TableTarget) -> None:
     """Compact the table's small files (Delta OPTIMIZE); called every ``delta.optimize.every.commits``."""
     log.info("Optimizing Delta table %s", target)
-    target.table(spark).optimize().executeCompaction()
+    spark.sql(f"OPTIMIZE {target.sql_name}")

@@ -91,10 +91,16 @@ def read_stored_offsets(spark: "SparkSession", target: TableTarget, connector: s
     """
     key = PROPERTY_PREFIX + connector
     ident = target.identifier
-    rows = spark.sql(
-        f"SELECT s.summary[?] AS stored FROM {ident}.snapshots s JOIN {ident}.history h "
-        "ON s.snapshot_id = h.snapshot_id WHERE h.is_current_ancestor AND s.summary[?] IS NOT NULL "
-        "ORDER BY h.made_current_at DESC, s.committed_at DESC LIMIT 1", args=[key, key]).collect()
+    # The DataFrame API, not SQL with parameter markers: Spark 4.1 leaves markers inside a metadata-table
+    # join unbound (UNBOUND_SQL_PARAMETER), and the key must not be spliced into SQL text.
+    from pyspark.sql import functions as F
+
+    snapshots, history = spark.table(f"{ident}.snapshots").alias("s"), spark.table(f"{ident}.history").alias("h")
+    stored_value = F.col("s.summary").getItem(key)
+    rows = (snapshots.join(history, F.col("s.snapshot_id") == F.col("h.snapshot_id"))
+            .where(F.col("h.is_current_ancestor") & stored_value.isNotNull())
+            .orderBy(F.col("h.made_current_at").desc(), F.col("s.committed_at").desc())
+            .select(stored_value.alias("stored")).limit(1).collect())
     if rows:
         stored = StoredOffsets.from_property(rows[0]["stored"], connector)
         if stored is not None:
