@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from connect_spark.jvm.spark_versions import running_versions
+
 __all__ = ["environment", "targets", "ceiling_shares", "write_results", "markdown"]
 
 #: The arms shown as a share of the ceiling (arm s): the Python record paths.
@@ -61,7 +63,7 @@ def environment() -> dict[str, Any]:
         },
         "versions": {
             "python": platform.python_version(), "pyspark": version("pyspark"),
-            "delta-spark": version("delta-spark"), "kafka-python": version("kafka-python"),
+            "delta (jars)": running_versions().delta_jars, "kafka-python": version("kafka-python"),
             "pyarrow": version("pyarrow"), "connect-spark": version("connect-spark"),
             "kafka (broker and Connect)": KAFKA_VERSION,
             "java": (java.stderr or java.stdout).splitlines()[0] if (java.stderr or java.stdout) else None,
