@@ -42,15 +42,22 @@ class TableTarget:
 
     def exists(self, spark: "SparkSession") -> bool:
         """True when the table exists and is a Delta table."""
+        return self.frame_if_exists(spark) is not None
+
+    def frame_if_exists(self, spark: "SparkSession") -> "DataFrame | None":
+        """The table's current snapshot, or None when there is no Delta table there.
+
+        Loading the snapshot runs no Spark job (``DESCRIBE DETAIL`` would: it counts the table's files), so
+        a batch that checks its table costs no pass of its own.
+        """
         if self.path is None:
-            return spark.catalog.tableExists(self.name)
+            return spark.read.table(self.name) if spark.catalog.tableExists(self.name) else None
         from pyspark.errors import AnalysisException
 
         try:
-            detail = spark.sql(f"DESCRIBE DETAIL {self.sql_name}").select("format").first()
-        except AnalysisException:  # DELTA_MISSING_DELTA_TABLE: no table, or not a Delta one, at the path
-            return False
-        return detail is not None and detail["format"] == "delta"
+            return spark.read.format("delta").load(self.path)
+        except AnalysisException:  # no table, or not a Delta one, at the path
+            return None
 
     def frame(self, spark: "SparkSession") -> "DataFrame":
         """The table's current snapshot."""

@@ -127,7 +127,8 @@ class DeltaSinkTask(DataFrameSinkTask):
             return None
         target = target_for_topic(config, "")
         if target not in self._schemas:
-            self._schemas[target] = target.frame(spark).schema if target.exists(spark) else None
+            table = target.frame_if_exists(spark)
+            self._schemas[target] = table.schema if table is not None else None
         return self._schemas[target]
 
     def put_dataframe(self, frame: "DataFrame", batch_id: int) -> None:

@@ -67,10 +67,11 @@ def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", k
         ConnectException: ``partition.by`` names a column the records do not have.
     """
     columns = data_columns(rows)
-    exists = table is not None or target.exists(spark)
+    current = None if table is not None else target.frame_if_exists(spark)
+    exists = table is not None or current is not None
     new_columns: list[str] = []
     if exists:
-        known = table.fieldNames() if table is not None else target.frame(spark).columns
+        known = table.fieldNames() if table is not None else current.columns
         table_columns = {c.lower() for c in known}
         new_columns = [c for c in columns if c.lower() not in table_columns]
         if new_columns and not config.auto_evolve:
