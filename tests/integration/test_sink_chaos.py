@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from delta.tables import DeltaTable
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.properties import format_properties
 from connect_spark.connectors.delta.ledger import read_stored_offsets
+from connect_spark.connectors.delta.target import TableTarget
 from connect_spark.testing.harness import cli_command, committed_offsets, offsets_after_drain, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 
@@ -108,7 +108,7 @@ def _delta_offsets(spark, table: Path, connector_name: str) -> dict[TopicPartiti
     """The offsets the Delta sink stored in its latest commit to ``table``: where it resumes."""
     if not (table / "_delta_log").exists():
         return {}
-    return read_stored_offsets(DeltaTable.forPath(spark, str(table)), connector_name).offsets
+    return read_stored_offsets(spark, TableTarget(path=str(table)), connector_name).offsets
 
 
 def _after_drain(connector, expected, committed_before, held_before) -> dict[TopicPartition, int]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from connect_spark import demo
 from connect_spark.config.validation import validate_configs
 
