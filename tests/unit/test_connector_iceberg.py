@@ -15,11 +15,22 @@ from connect_spark.connectors.iceberg.config import ICEBERG_SINK_CONFIG_DEF, Ice
 from connect_spark.connectors.iceberg.ledger import StoredOffsets
 from connect_spark.spark_session import artifact_sets_for, session_conf
 
+@pytest.fixture
+def spark_with_iceberg(monkeypatch):
+    """These tests are about a Spark that has an Iceberg runtime (4.1); each CI lane runs them on its own pyspark."""
+    from connect_spark.jvm import spark_versions
+
+    monkeypatch.setenv(spark_versions.SPARK_VERSION_ENV, "4.1.1")
+    spark_versions.running_versions.cache_clear()
+    yield
+    spark_versions.running_versions.cache_clear()
+
+
 BASE = {"name": "ice", "iceberg.tables": "db.a", "iceberg.catalog.type": "hadoop",
         "iceberg.catalog.warehouse": "/tmp/wh"}
 
 
-def test_both_class_names_resolve_and_ask_for_the_iceberg_jars():
+def test_both_class_names_resolve_and_ask_for_the_iceberg_jars(spark_with_iceberg):
     for name in ("org.apache.iceberg.connect.IcebergSinkConnector", "IcebergSink", "IcebergSinkConnector"):
         assert plugins.resolve("connector", name) is IcebergSinkConnector
     assert IcebergSinkConnector().required_spark_support() == ("iceberg",)
@@ -27,7 +38,7 @@ def test_both_class_names_resolve_and_ask_for_the_iceberg_jars():
     assert artifact_sets_for(["DeltaSink"]) == []
 
 
-def test_session_conf_adds_iceberg_jars_and_extension_only_when_asked(tmp_path, monkeypatch):
+def test_session_conf_adds_iceberg_jars_and_extension_only_when_asked(tmp_path, monkeypatch, spark_with_iceberg):
     monkeypatch.setenv("CONNECT_SPARK_JARS", str(tmp_path))  # nothing resolved there: jars mode none below
     plain = session_conf({"connect_spark.jars": "none"})
     assert "Iceberg" not in plain["spark.sql.extensions"]

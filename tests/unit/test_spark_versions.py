@@ -105,6 +105,15 @@ def test_an_iceberg_connector_is_refused_at_validation_on_a_spark_without_iceber
     assert "Spark 4.0 (Iceberg 1.11.0), Spark 4.1 (Iceberg 1.12.0)" in message
 
 
+def test_a_spark_without_iceberg_gives_a_session_no_iceberg_and_says_why_when_asked(running_spark):
+    from connect_spark.spark_session import artifact_sets_for, session_conf
+
+    running_spark("4.2.0")
+    assert artifact_sets_for(["IcebergSink", "DeltaSink"]) == []
+    with pytest.raises(Exception, match=r"connect_spark.jars.optional.*does not exist for Spark 4\.2"):
+        session_conf({"connect_spark.jars": "none"}, optional_sets=["iceberg"])
+
+
 def test_an_iceberg_connector_passes_validation_where_iceberg_exists(running_spark):
     running_spark("4.1.1")
     validate_configs(WORKER, [ICEBERG_CONNECTOR])
