@@ -193,9 +193,8 @@ class DeadLetterQueueReporter(Reporter):
             ``producer.*``/``producer.override.*`` by the caller), translated with
             :func:`connect_spark.storage.kafka_util.kafka_client_kwargs`; the producer also honours
             :data:`PRODUCER_KEYS` (``max.request.size``, ``compression.type``, ...).
-        admin_config: the same for the admin client that creates the topic (the worker's settings merged with
-            ``admin.*``/``admin.override.*``, as Connect's DLQ admin client has them); ``client_config`` when
-            not given.
+        admin_config: the same for the admin client that creates the topic (the worker's settings with
+            ``admin.*``/``admin.override.*``, as in Connect); ``client_config`` when not given.
     """
 
     def __init__(
