@@ -76,19 +76,13 @@ def value_reader(schema: Schema | None) -> Callable[[Any], Any]:
             def read_flat_struct(v: Any) -> Any:
                 if v is None:
                     return None
-                struct = Struct.__new__(Struct)
-                struct._schema = schema
-                struct._values = [v[n] for n in names]
-                return struct
+                return Struct.from_valid_values(schema, [v[n] for n in names])
             return read_flat_struct
 
         def read_struct(v: Any) -> Any:
             if v is None:
                 return None
-            struct = Struct.__new__(Struct)
-            struct._schema = schema
-            struct._values = [read(v[n]) for n, read in fields]
-            return struct
+            return Struct.from_valid_values(schema, [read(v[n]) for n, read in fields])
         return read_struct
     if t is Type.ARRAY:
         read_element = value_reader(schema.value_schema)

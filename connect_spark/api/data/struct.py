@@ -45,7 +45,7 @@ class Struct:
         """A struct of ``schema`` holding ``values`` (one per field, in field order), taken as they are.
 
         For code that produced the values itself and knows each one is what ``put`` would accept (the
-        JsonConverter's compiled payload converters): nothing is checked, and the list is kept, not copied.
+        JsonConverter's compiled payload converters, the columnar readers of Arrow rows): nothing is checked, and the list is kept, not copied.
         Anything else should use ``Struct(schema).put(...)``.
         """
         struct = object.__new__(cls)
