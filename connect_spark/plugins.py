@@ -49,6 +49,7 @@ __all__ = [
     "OPTIONAL_DEPENDENCY_EXTRAS",
     "resolve",
     "instantiate",
+    "built_in_names",
     "known_aliases",
     "kafka_class_name",
     "add_plugin_path",
@@ -189,6 +190,15 @@ def _entry_points(kind: str) -> dict[str, importlib.metadata.EntryPoint]:
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUPS[kind]):
         found.setdefault(entry_point.name, entry_point)
     return found
+
+
+def built_in_names(kind: str) -> dict[str, str]:
+    """Every built-in name of ``kind`` (aliases and Kafka's class names) mapped to its Python class path.
+
+    Called by the config reference generator (:mod:`connect_spark.config.docs`) to list the plugins.
+    """
+    _check_kind(kind)
+    return dict(_BUILT_INS[kind])
 
 
 def known_aliases(kind: str) -> list[str]:
