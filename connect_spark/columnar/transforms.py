@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from connect_spark.api.data import Schema, SchemaBuilder, Time, Timestamp, Type
-from connect_spark.api.data._java import to_float32
+from connect_spark.api.data.java_semantics import to_float32
 from connect_spark.api.data.schema import DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord

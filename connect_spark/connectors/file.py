@@ -31,7 +31,7 @@ import zlib
 from typing import IO, Any, Collection, Mapping
 
 from connect_spark.api.connector import SinkConnector
-from connect_spark.api.data._java import java_double_str, java_float_str
+from connect_spark.api.data.java_semantics import java_double_str, java_float_str
 from connect_spark.api.data.java_map import java_items
 from connect_spark.api.data.schema import Schema, Type
 from connect_spark.api.data.struct import Struct

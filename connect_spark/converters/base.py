@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from connect_spark.api.data import Struct
-from connect_spark.api.data._java import java_double_str
+from connect_spark.api.data.java_semantics import java_double_str
 from connect_spark.config.definition import ConfigDef, Importance, Type, ValidString
 
 __all__ = ["TYPE_CONFIG", "converter_config_def", "converter_type", "java_to_string"]

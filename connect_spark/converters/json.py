@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import collections
 import datetime
 import decimal
 import json
 import logging
 import math
-import threading
 from typing import Any, Callable, Mapping
 
 from connect_spark.api import Converter, DataException, HeaderConverter, SchemaAndValue
@@ -37,7 +35,7 @@ from connect_spark.api.data import (
     Timestamp,
     Type,
 )
-from connect_spark.api.data._java import (
+from connect_spark.api.data.java_semantics import (
     decimal_long_value,
     double_to_int,
     double_to_long,
@@ -50,6 +48,7 @@ from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
 from connect_spark.converters.base import converter_config_def, converter_type
 from connect_spark.converters.json_fast import EnvelopeCache, compile_payload_converter
+from connect_spark.lru_cache import LruCache
 
 try:  # optional, faster serialization
     import orjson as _orjson
@@ -228,38 +227,6 @@ def _decimal_marker(value: Any) -> Any:
     raise TypeError(f"unexpected {type(value).__name__} in a parsed JSON schema")
 
 
-class _LruCache:
-    """A small thread-safe LRU cache (Kafka's ``SynchronizedCache(LRUCache)``)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = max(size, 0)
-        self._data: collections.OrderedDict[Any, Any] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Any, value: Any) -> None:
-        if self.size == 0:
-            return
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled empty (a lock cannot be pickled): a transform shipped to an executor rebuilds its cache.
-        return (_LruCache, (self.size,))
-
-
 class JsonConverter(Converter, HeaderConverter):
     """Kafka Connect's JSON format, with or without the schema envelope (see the module docstring).
 
@@ -282,8 +249,8 @@ class JsonConverter(Converter, HeaderConverter):
         self.cache_size = 1000
         self.decimal_format = "BASE64"
         self.replace_null_with_default = True
-        self._from_connect_schemas = _LruCache(self.cache_size)
-        self._to_connect_schemas = _LruCache(self.cache_size)
+        self._from_connect_schemas = LruCache(self.cache_size)
+        self._to_connect_schemas = LruCache(self.cache_size)
         self._envelopes = EnvelopeCache(min(self.cache_size, _ENVELOPE_CACHE_SIZE), _reject_constant)
 
     def config(self) -> ConfigDef:
@@ -311,8 +278,8 @@ class JsonConverter(Converter, HeaderConverter):
         self.cache_size = values[SCHEMAS_CACHE_SIZE_CONFIG]
         self.decimal_format = values[DECIMAL_FORMAT_CONFIG].upper()
         self.replace_null_with_default = values[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        self._from_connect_schemas = _LruCache(self.cache_size)
-        self._to_connect_schemas = _LruCache(self.cache_size)
+        self._from_connect_schemas = LruCache(self.cache_size)
+        self._to_connect_schemas = LruCache(self.cache_size)
         self._envelopes = EnvelopeCache(min(self.cache_size, _ENVELOPE_CACHE_SIZE), _reject_constant)
 
     # -- bytes → Connect --

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from connect_spark.api.converters import SchemaAndValue
 from connect_spark.api.data import ConnectSchema, Date, Decimal, Schema, Struct, Time, Timestamp, Type
-from connect_spark.api.data._java import INT_BOUNDS, to_float32
+from connect_spark.api.data.java_semantics import INT_BOUNDS, to_float32
 
 __all__ = ["EnvelopeCache", "GeneralConversion", "compile_payload_converter"]
 

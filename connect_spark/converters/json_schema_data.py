@@ -35,7 +35,7 @@ import json
 from typing import Any
 
 from connect_spark.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
-from connect_spark.api.data._java import double_to_int, double_to_long, to_float32, wrap_int
+from connect_spark.api.data.java_semantics import double_to_int, double_to_long, to_float32, wrap_int
 from connect_spark.api.errors import DataException
 
 __all__ = ["JsonSchemaData", "ONE_OF_NAME", "ENUM_PARAMETER"]

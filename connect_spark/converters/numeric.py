@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from connect_spark.api import Converter, DataException, HeaderConverter, SchemaAndValue
 from connect_spark.api.data import Schema, Type
-from connect_spark.api.data._java import INT_BOUNDS
+from connect_spark.api.data.java_semantics import INT_BOUNDS
 from connect_spark.config.definition import ConfigDef
 from connect_spark.converters.base import converter_config_def, converter_type
 

@@ -9,7 +9,7 @@ import logging
 from typing import Any, Mapping
 
 from connect_spark.api.data import ConnectSchema, Date, Schema, SchemaBuilder, Struct, Time, Timestamp, Type, Values
-from connect_spark.api.data._java import (
+from connect_spark.api.data.java_semantics import (
     decimal_long_value,
     double_to_int,
     double_to_long,
@@ -25,10 +25,10 @@ from connect_spark.api.data.java_map import hash_map_copy
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
+from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyOrValueTransformation,
-    LruCache,
     OperatesOnKey,
     OperatesOnValue,
     copy_schema_basics,

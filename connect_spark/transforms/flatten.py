@@ -10,9 +10,9 @@ from connect_spark.api.data.java_map import JavaLinkedHashMap, java_items
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
+from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.util import (
     KeyOrValueTransformation,
-    LruCache,
     OperatesOnKey,
     OperatesOnValue,
     copy_schema_basics,

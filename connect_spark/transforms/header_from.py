@@ -9,10 +9,10 @@ from connect_spark.api.errors import ConfigException, DataException
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
+from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyOrValueTransformation,
-    LruCache,
     OperatesOnKey,
     OperatesOnValue,
     copy_schema_basics,

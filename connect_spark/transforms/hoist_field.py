@@ -8,7 +8,8 @@ from connect_spark.api.data import Schema, SchemaBuilder, Struct
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
-from connect_spark.transforms.util import KeyOrValueTransformation, LruCache, OperatesOnKey, OperatesOnValue
+from connect_spark.lru_cache import LruCache
+from connect_spark.transforms.util import KeyOrValueTransformation, OperatesOnKey, OperatesOnValue
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 

@@ -7,7 +7,7 @@ import decimal
 from typing import Any, Mapping
 
 from connect_spark.api.data import Schema, Struct, Type, Values
-from connect_spark.api.data._java import parse_big_decimal
+from connect_spark.api.data.java_semantics import parse_big_decimal
 from connect_spark.api.data.logical import EPOCH
 from connect_spark.api.errors import DataException
 from connect_spark.api.data.java_map import hash_map_copy

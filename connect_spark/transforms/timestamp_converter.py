@@ -12,7 +12,7 @@ import logging
 from typing import Any, Mapping
 
 from connect_spark.api.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
-from connect_spark.api.data._java import INT_BOUNDS, is_blank
+from connect_spark.api.data.java_semantics import INT_BOUNDS, is_blank
 from connect_spark.api.data.logical import MILLIS_PER_DAY, logical_to_millis, to_utc_datetime
 from connect_spark.api.errors import ConfigException, ConnectException, DataException
 from connect_spark.api.data.java_map import hash_map_copy
@@ -20,10 +20,10 @@ from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
 from connect_spark.transforms.simple_date_format import SimpleDateFormat
+from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyOrValueTransformation,
-    LruCache,
     OperatesOnKey,
     OperatesOnValue,
     copy_schema_basics,

@@ -2,7 +2,6 @@
 
 * ``require_*``: type checks with Kafka's messages (``Requirements``).
 * :func:`copy_schema_basics`: name, version, doc and parameters onto a builder (``SchemaUtil``).
-* :class:`LruCache`: the per-transform cache of derived schemas (``SynchronizedCache(LRUCache(16))``).
 * :class:`OperatesOnKey` / :class:`OperatesOnValue`: the ``$Key`` / ``$Value`` variants.
 * :class:`SingleFieldPath`: ``field.syntax.version`` V1 (plain names) and V2 (dotted paths with
   backtick quoting), as KIP-821 defines them.
@@ -11,9 +10,7 @@
 
 from __future__ import annotations
 
-import collections
 import re
-import threading
 from typing import Any, Callable, Mapping
 
 from connect_spark.api.data import Schema, SchemaBuilder, Struct, Type
@@ -32,7 +29,6 @@ __all__ = [
     "require_schema",
     "require_sink_record",
     "copy_schema_basics",
-    "LruCache",
     "BaseTransformation",
     "KeyOrValueTransformation",
     "OperatesOnKey",
@@ -111,44 +107,6 @@ def copy_schema_basics(source: Schema, builder: SchemaBuilder | None = None) -> 
     if source.parameters is not None:
         builder.parameters(source.parameters)
     return builder
-
-
-class LruCache:
-    """A small thread-safe LRU map, by default of 16 entries (derived schemas by input schema)."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self._data: collections.OrderedDict[Any, Any] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-    def get_or_compute(self, key: Any, compute: Callable[[Any], Any]) -> Any:
-        """The cached value for ``key``, computing and caching it with ``compute(key)`` on a miss."""
-        value = self.get(key)
-        if value is None:
-            value = compute(key)
-            self.put(key, value)
-        return value
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled empty (a lock cannot be pickled): a transform shipped to an executor rebuilds its cache.
-        return (LruCache, (self.size,))
 
 
 class BaseTransformation(Transformation):

@@ -9,10 +9,10 @@ from connect_spark.api.errors import DataException
 from connect_spark.api.records import SinkRecord
 from connect_spark.config.definition import ConfigDef, Importance
 from connect_spark.config.definition import Type as ConfigType
+from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     BaseTransformation,
-    LruCache,
     define_replace_null_with_default,
     field_value,
     non_empty_list,

@@ -8,7 +8,7 @@ import decimal
 import pytest
 
 from connect_spark.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type, Values
-from connect_spark.api.data._java import java_double_str, java_float_str
+from connect_spark.api.data.java_semantics import java_double_str, java_float_str
 from connect_spark.api.data.values import _Parser
 from connect_spark.api.errors import DataException
 

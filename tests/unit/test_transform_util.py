@@ -7,8 +7,8 @@ import pytest
 from connect_spark.api import DataException
 from connect_spark.api.data import Schema, SchemaBuilder, Struct
 from connect_spark.api.errors import ConfigException
+from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.util import (
-    LruCache,
     SingleFieldPath,
     copy_schema_basics,
     java_regex,

@@ -1,4 +1,4 @@
-"""Java numeric semantics that Connect's behaviour depends on (internal to connect_spark).
+"""Java numeric semantics that Connect's behaviour depends on (shared by the converters, Values and the transforms).
 
 Kafka Connect narrows numbers with Java casts (``(byte) 300 == 44``), prints floats with
 ``Double.toString``/``Float.toString`` and parses numbers with ``BigDecimal``/``Long.parseLong``. The

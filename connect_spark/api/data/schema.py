@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from connect_spark.api.data._java import INT_BOUNDS
+from connect_spark.api.data.java_semantics import INT_BOUNDS
 from connect_spark.api.errors import DataException
 
 if TYPE_CHECKING:

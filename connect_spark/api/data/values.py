@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect_spark.api.converters import SchemaAndValue
-from connect_spark.api.data._java import (
+from connect_spark.api.data.java_semantics import (
     decimal_long_value,
     double_to_long,
     is_blank,
