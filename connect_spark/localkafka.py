@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from connect_spark.api.errors import ConnectException
+from connect_spark.jvm.java import find_java
 from connect_spark.localprocess import LocalProcess, free_port
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class LocalKafkaBroker(LocalProcess):
         if self._process is not None:
             raise BrokerError(f"The broker in {self.data_dir} is already running (pid {self._process.pid}).")
         classpath = self._classpath()
-        java = _java()
+        java = find_java(17, "The local Kafka broker")
         self.port = self.port or free_port()
         self.controller_port = self.controller_port or free_port()
         ports = [self.port, self.controller_port]
@@ -357,13 +358,3 @@ def _accepts_connections(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(1.0)
         return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
-    if java is None:
-        raise BrokerError("Cannot start the Kafka broker: no `java` on PATH and JAVA_HOME is not set (needs Java 17+).")
-    return java

@@ -112,7 +112,8 @@ def _parity_records(topic):
 def _start_kafka_connect(bootstrap, topic, work: Path, sink_file: Path) -> subprocess.Popen:
     """Apache Kafka Connect's standalone worker with Kafka's connect-file-sink.properties content."""
     from connect_spark.jvm import KAFKA_CONNECT
-    from connect_spark.localkafka import _java, free_port
+    from connect_spark.jvm.java import find_java
+    from connect_spark.localkafka import free_port
 
     work.mkdir(parents=True, exist_ok=True)
     worker = {"bootstrap.servers": bootstrap, "key.converter": _STRING, "value.converter": _JSON,
@@ -126,7 +127,7 @@ def _start_kafka_connect(bootstrap, topic, work: Path, sink_file: Path) -> subpr
         "status = warn\nappender.out.type = Console\nappender.out.name = STDOUT\n"
         "appender.out.layout.type = PatternLayout\nappender.out.layout.pattern = [%d] %p %m (%c)%n\n"
         "rootLogger.level = INFO\nrootLogger.appenderRef.out.ref = STDOUT\n")
-    command = [_java(), "-Xmx256m", "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
+    command = [find_java(17, "Kafka Connect"), "-Xmx256m", "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
                "-cp", str(KAFKA_CONNECT.folder() / "*"), "org.apache.kafka.connect.cli.ConnectStandalone",
                str(work / "worker.properties"), str(work / "connect-file-sink.properties")]
     log = open(work / "connect.log", "wb")
