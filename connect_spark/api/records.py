@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple
 
 if TYPE_CHECKING:  # the data model is a sibling package; records only refer to its types
     from connect_spark.api.data import Schema
 
 __all__ = [
     "TopicPartition",
+    "position_text",
+    "offsets_text",
     "TimestampType",
     "Header",
     "Headers",
@@ -31,6 +33,19 @@ class TopicPartition(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+def position_text(topic: str, partition: int, offset: Any = None) -> str:
+    """``topic[partition]@offset`` (``topic[partition]`` when ``offset`` is None): how logs and errors name a position."""
+    return f"{topic}[{partition}]" if offset is None else f"{topic}[{partition}]@{offset}"
+
+
+def offsets_text(offsets: "Mapping[TopicPartition, Any]", separator: str = ", ") -> str:
+    """``t[0]@10, t[1]@reset`` in partition order, for log lines; an offset of None reads ``reset``."""
+    return separator.join(
+        position_text(tp.topic, tp.partition, "reset" if offset is None else offset)
+        for tp, offset in sorted(offsets.items())
+    )
 
 
 #: Offsets as ``pre_commit`` takes and returns them: topic-partition → next offset to read.
@@ -191,4 +206,4 @@ class SinkRecord:
 
     def coordinates(self) -> str:
         """``topic[partition]@offset`` of the consumed record, the form log lines use."""
-        return f"{self.original_topic}[{self.original_kafka_partition}]@{self.original_kafka_offset}"
+        return position_text(self.original_topic, self.original_kafka_partition, self.original_kafka_offset)

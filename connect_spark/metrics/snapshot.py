@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from connect_spark.api.records import TopicPartition
+from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.metrics.lag import latest_offsets, partition_lag, source_lag_metrics
 
 __all__ = ["connector_snapshot", "progress_line"]
@@ -68,6 +68,6 @@ def progress_line(name: str, progress: Mapping[str, Any], committed: Mapping[Top
     rate = progress.get("processedRowsPerSecond") or 0.0
     lag_text = " ".join(f"{tp.topic}[{tp.partition}]={n}" for tp, n in sorted(lag.items())) or "-"
     max_text = f" (max {max(lag.values())})" if lag else ""
-    committed_text = " ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(committed.items())) or "-"
+    committed_text = offsets_text(committed, " ") or "-"
     return (f"{name}: batch {progress.get('batchId')}: {progress.get('numInputRows', 0)} records "
             f"({float(rate):.1f} rec/s), lag {lag_text}{max_text}, committed {committed_text}")

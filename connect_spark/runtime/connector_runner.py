@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from connect_spark import plugins
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
-from connect_spark.api.records import TopicPartition
+from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
-from connect_spark.runtime.driver_tasks import format_offsets
 from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
@@ -153,7 +152,7 @@ class ConnectorRunner:
         committed = self.offset_store.read(self.name)
         self.committed = dict(committed)
         positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
-        log.info("%s: starting from %s (%s mode)", self.name, format_offsets(positions) or "(no partitions yet)",
+        log.info("%s: starting from %s (%s mode)", self.name, offsets_text(positions) or "(no partitions yet)",
                  self.execution_mode)
         positions = self._processor.open(positions)
         self._stream = ConnectorQuery(

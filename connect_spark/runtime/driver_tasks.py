@@ -20,19 +20,14 @@ from typing import Any, Iterator, Mapping
 
 import pyarrow as pa
 
-from connect_spark.api.records import TopicPartition
+from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.runtime.assignment import TaskAssignment
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.task_loop import TaskUnit, offset_ranges, select_rows
 
-__all__ = ["DriverTasks", "format_offsets"]
+__all__ = ["DriverTasks"]
 
 log = logging.getLogger(__name__)
-
-
-def format_offsets(offsets: Mapping[TopicPartition, int]) -> str:
-    """``topic[partition]@offset, ...`` in partition order, for logs."""
-    return ", ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(offsets.items()))
 
 
 class DriverTasks(BatchProcessor):
@@ -143,7 +138,7 @@ class DriverTasks(BatchProcessor):
             for tp in resumed:
                 rewinds.setdefault(tp, self.held.pop(tp))
         if rewinds:
-            log.info("%s: re-reading %s in a new query generation", self.name, format_offsets(rewinds))
+            log.info("%s: re-reading %s in a new query generation", self.name, offsets_text(rewinds))
             self.restart_from = {**self.positions, **rewinds}
 
     # -- between batches --------------------------------------------------------------------

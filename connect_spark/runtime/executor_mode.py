@@ -37,12 +37,11 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import pyarrow as pa
 
 from connect_spark.api.bulk import ArrowSinkTask
-from connect_spark.api.records import TopicPartition
+from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime import python_worker
 from connect_spark.runtime.assignment import TaskAssignment
-from connect_spark.runtime.driver_tasks import format_offsets
 from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.split_frames import FrameSchemas
@@ -138,7 +137,7 @@ class ExecutorTasks(BatchProcessor):
         frames = [batch_df] if batch_df is not None else []
         if pending:
             log.info("%s: re-delivering %s", self.connector_name,
-                     ", ".join(f"{tp.topic}[{tp.partition}]@{a}..{b}" for tp, (a, b) in sorted(pending.items())))
+                     offsets_text({tp: f"{a}..{b}" for tp, (a, b) in pending.items()}))
             frames.append(read_kafka_range(self.spark, self.source_options, pending, self.include_headers))
         if not frames:
             return
@@ -177,7 +176,7 @@ class ExecutorTasks(BatchProcessor):
                 self.process(None, -1)
             if self.committed == before:
                 log.info("%s: tasks did not commit %s; it is delivered again on the next run", self.connector_name,
-                         format_offsets({tp: a for tp, (a, _) in self.pending_ranges().items()}))
+                         offsets_text({tp: a for tp, (a, _) in self.pending_ranges().items()}))
                 return
 
     def close(self) -> None:

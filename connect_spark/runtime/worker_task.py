@@ -21,7 +21,7 @@ import traceback
 from typing import Callable, Collection, Iterable, Mapping
 
 from connect_spark.api.errors import ConnectException, RetriableException
-from connect_spark.api.records import SinkRecord, TopicPartition
+from connect_spark.api.records import SinkRecord, TopicPartition, offsets_text
 from connect_spark.api.task import SinkTask
 from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -333,12 +333,12 @@ class WorkerSinkTask:
             self._commit(changed)
         except Exception as e:  # the store's failure is logged, like Connect's commit callback errors
             self.commit_failures += 1
-            log.error("%s: commit of offsets %s failed: %r", self.label, _fmt(changed), e)
+            log.error("%s: commit of offsets %s failed: %r", self.label, offsets_text(changed), e)
             return
         self.last_committed.update(changed)
         self.commit_failures = 0
         self.metrics.record_commit_completed(self.commit_seqno)
-        log.debug("%s: offsets %s handed to the offset commit", self.label, _fmt(changed))
+        log.debug("%s: offsets %s handed to the offset commit", self.label, offsets_text(changed))
 
     def close_all(self) -> None:
         """Final ``pre_commit`` → ``close(all)`` → commit, for stop and after a failure."""
@@ -366,6 +366,3 @@ class WorkerSinkTask:
         except Exception:
             return "unknown"
 
-
-def _fmt(offsets: Mapping[TopicPartition, int]) -> str:
-    return ", ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(offsets.items()))

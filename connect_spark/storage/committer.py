@@ -27,8 +27,8 @@ import logging
 import threading
 from typing import Callable, Mapping
 
-from connect_spark.api.records import TopicPartition
-from connect_spark.storage.offsets import OffsetStoreError, describe_offsets
+from connect_spark.api.records import TopicPartition, offsets_text
+from connect_spark.storage.offsets import OffsetStoreError
 
 __all__ = ["OffsetCommitter"]
 
@@ -101,7 +101,7 @@ class OffsetCommitter:
         with self._cond:
             if not self._cond.wait_for(self._settled, timeout_s):
                 raise OffsetStoreError(f"Offsets of {self.name} not written within {timeout_s} s: "
-                                       f"{describe_offsets(self._pending)}")
+                                       f"{offsets_text(self._pending)}")
             if not self._pending:
                 return
             self._failure = None
@@ -151,12 +151,12 @@ class OffsetCommitter:
             self._write(offsets)
         except Exception as e:
             log.error("%s: commit of offsets %s failed (retried with the next commit): %r",
-                      self.name, describe_offsets(offsets), e)
+                      self.name, offsets_text(offsets), e)
             with self._cond:
                 self._pending = {**offsets, **self._pending}
                 self._failure = e
             return
-        log.info("%s: committed offsets %s", self.name, describe_offsets(offsets))
+        log.info("%s: committed offsets %s", self.name, offsets_text(offsets))
         try:
             self._on_written(offsets)
         except Exception as e:  # bookkeeping only (lag metrics): never undoes a write

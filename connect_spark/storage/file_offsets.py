@@ -24,14 +24,13 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
-from connect_spark.api.records import TopicPartition
+from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.storage.offsets import (
     OffsetStore,
     OffsetStoreError,
     UnexpectedOffsetRecord,
     decode_key,
     decode_value,
-    describe_offsets,
     encode_key,
     encode_value,
     normalize_offsets,
@@ -128,7 +127,7 @@ class FileOffsetStore(OffsetStore):
             if not current:
                 del known[connector]
             self._replace(self._render(known, foreign))
-        log.debug("Committed offsets of %s to %s: %s", connector, self.path, describe_offsets(changes))
+        log.debug("Committed offsets of %s to %s: %s", connector, self.path, offsets_text(changes))
 
     # -- internals ---------------------------------------------------------------------------------
 

@@ -28,16 +28,15 @@ from kafka.errors import (
 from kafka.structs import OffsetAndMetadata
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
-from connect_spark.api.records import TopicPartition
+from connect_spark.api.records import TopicPartition, offsets_text, position_text
 from connect_spark.storage.kafka_log import CompactedTopicLog
-from connect_spark.storage.kafka_util import KafkaStoreError, record_context
+from connect_spark.storage.kafka_util import KafkaStoreError
 from connect_spark.storage.offsets import (
     OffsetStore,
     OffsetStoreError,
     UnexpectedOffsetRecord,
     consumer_group_id,
     decode_record,
-    describe_offsets,
     encode_key,
     encode_value,
     normalize_offsets,
@@ -172,7 +171,7 @@ class KafkaOffsetStore(OffsetStore):
             self._foreign_records += 1
             level = logging.WARNING if self._foreign_records <= _FOREIGN_RECORD_WARNINGS else logging.DEBUG
             log.log(level, "Skipping record %s of the offsets topic: %s%s",
-                    record_context(record.topic, record.partition, record.offset), e,
+                    position_text(record.topic, record.partition, record.offset), e,
                     "; further skipped records are logged at DEBUG"
                     if self._foreign_records == _FOREIGN_RECORD_WARNINGS else "")
             return
@@ -223,11 +222,11 @@ class KafkaOffsetStore(OffsetStore):
             written = []
             for tp, offset, future in sent:
                 metadata = future.get(timeout=max(deadline - time.monotonic(), 0.001))
-                written.append(f"{tp.topic}[{tp.partition}]@{'reset' if offset is None else offset} -> "
-                               f"{record_context(metadata.topic, metadata.partition, metadata.offset)}")
+                written.append(f"{offsets_text({tp: offset})} -> "
+                               f"{position_text(metadata.topic, metadata.partition, metadata.offset)}")
         except KafkaError as e:
             raise OffsetStoreError(
-                f"Committing offsets of {connector} to topic {self.topic} failed ({describe_offsets(changes)}): {e}"
+                f"Committing offsets of {connector} to topic {self.topic} failed ({offsets_text(changes)}): {e}"
             ) from e
         log.debug("Committed offsets of %s: %s", connector, ", ".join(written))
         self._commit_group(group_id or consumer_group_id(connector), changes)
@@ -258,7 +257,7 @@ class KafkaOffsetStore(OffsetStore):
                     if not isinstance(e, _TRANSIENT_GROUP_ERRORS) or time.monotonic() >= deadline:
                         log.warning("Could not mirror the offsets of consumer group %s (%s): %s. The offsets are "
                                     "committed in topic %s; only lag tooling is affected",
-                                    group_id, describe_offsets(changes), e, self.topic)
+                                    group_id, offsets_text(changes), e, self.topic)
                         return
                     time.sleep(_GROUP_COMMIT_BACKOFF_S)
                     continue
@@ -269,11 +268,11 @@ class KafkaOffsetStore(OffsetStore):
         for tp in list(to_alter) + list(to_delete):
             failed.setdefault(tp, "timed out")
         if failed:
-            reasons = ", ".join(f"{record_context(tp.topic, tp.partition)}: {why}" for tp, why in sorted(failed.items()))
+            reasons = ", ".join(f"{position_text(tp.topic, tp.partition)}: {why}" for tp, why in sorted(failed.items()))
             log.warning("Could not mirror offsets to consumer group %s for %s. The offsets are committed in topic %s; "
                         "only lag tooling is affected", group_id, reasons, self.topic)
         else:
-            log.debug("Mirrored offsets to consumer group %s: %s", group_id, describe_offsets(changes))
+            log.debug("Mirrored offsets to consumer group %s: %s", group_id, offsets_text(changes))
 
 
 def _failed(

@@ -28,6 +28,7 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.errors import ConfigException, ConnectException
+from connect_spark.api.records import position_text
 from connect_spark.config.definition import Password
 from connect_spark.storage.kafka_tls import check_handshake, ssl_context, uses_tls
 
@@ -39,7 +40,6 @@ __all__ = [
     "effective_replication_factor",
     "ensure_topic",
     "TopicTailReader",
-    "record_context",
     "KafkaAuthenticationError",
     "check_authentication",
 ]
@@ -53,11 +53,6 @@ class KafkaStoreError(ConnectException):
 
 class KafkaAuthenticationError(KafkaStoreError):
     """The Kafka cluster refused the client's credentials (``sasl.jaas.config``, ``sasl.mechanism`` ...)."""
-
-
-def record_context(topic: str, partition: int, offset: int | None = None) -> str:
-    """A record's coordinates as the project logs them: ``topic[partition]@offset``."""
-    return f"{topic}[{partition}]" if offset is None else f"{topic}[{partition}]@{offset}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -537,7 +532,7 @@ class TopicTailReader:
                 while behind:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        lag = ", ".join(f"{record_context(self.topic, tp.partition, consumer.position(tp))} "
+                        lag = ", ".join(f"{position_text(self.topic, tp.partition, consumer.position(tp))} "
                                         f"(end {end[tp]})" for tp in behind)
                         raise KafkaStoreError(
                             f"Timed out after {timeout_s:.0f} s reading topic {self.topic} to its end: {lag}")

@@ -289,10 +289,3 @@ def normalize_offsets(
     return normalized
 
 
-def describe_offsets(offsets: Mapping[TopicPartition, int | None]) -> str:
-    """``t[0]@10, t[1]@reset`` for log lines."""
-    return ", ".join(
-        f"{tp.topic}[{tp.partition}]@{'reset' if offset is None else offset}"
-        for tp, offset in sorted(offsets.items())
-    )
-

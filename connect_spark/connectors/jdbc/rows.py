@@ -40,7 +40,7 @@ _FLATTEN = "add the Flatten transform (transforms.flatten.type=org.apache.kafka.
 
 def record_label(record: SinkRecord) -> str:
     """``topic[partition]@offset`` of the record as read from Kafka."""
-    return f"{record.original_topic}[{record.original_kafka_partition}]@{record.original_kafka_offset}"
+    return record.coordinates()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from connect_spark.api.records import position_text
 from connect_spark.runtime.errors.stage import Stage
 
 __all__ = ["RawRecord", "ErrorContext", "NO_TIMESTAMP_TYPE", "CREATE_TIME", "LOG_APPEND_TIME"]
@@ -52,7 +53,7 @@ class RawRecord:
 
     def coordinates(self) -> str:
         """``topic[partition]@offset``, the form log lines and error messages use."""
-        return f"{self.topic}[{self.partition}]@{self.offset}"
+        return position_text(self.topic, self.partition, self.offset)
 
     @property
     def has_timestamp(self) -> bool:
