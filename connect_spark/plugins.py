@@ -49,7 +49,7 @@ __all__ = [
     "OPTIONAL_DEPENDENCY_EXTRAS",
     "resolve",
     "instantiate",
-    "built_in_names",
+    "BUILT_INS",
     "known_aliases",
     "kafka_class_name",
     "add_plugin_path",
@@ -177,7 +177,9 @@ def _build_table() -> dict[str, dict[str, str]]:
     return table
 
 
-_BUILT_INS = _build_table()
+#: Every built-in plugin name (aliases and Kafka's class names) by kind, mapped to ``module:Class``; the classes
+#: are imported only when resolved. Read by :mod:`connect_spark.config.docs` to list the plugins.
+BUILT_INS = _build_table()
 
 
 def _check_kind(kind: str) -> None:
@@ -192,22 +194,13 @@ def _entry_points(kind: str) -> dict[str, importlib.metadata.EntryPoint]:
     return found
 
 
-def built_in_names(kind: str) -> dict[str, str]:
-    """Every built-in name of ``kind`` (aliases and Kafka's class names) mapped to its Python class path.
-
-    Called by the config reference generator (:mod:`connect_spark.config.docs`) to list the plugins.
-    """
-    _check_kind(kind)
-    return dict(_BUILT_INS[kind])
-
-
 def known_aliases(kind: str) -> list[str]:
     """The short names accepted for ``kind``: built-in aliases and entry-point names, sorted.
 
     Kafka's fully qualified class names are accepted too but are not listed here.
     """
     _check_kind(kind)
-    names = {name for name in _BUILT_INS[kind] if not name.startswith(_JAVA_PREFIXES)}
+    names = {name for name in BUILT_INS[kind] if not name.startswith(_JAVA_PREFIXES)}
     names.update(_entry_points(kind))
     return sorted(names)
 
@@ -219,10 +212,10 @@ def kafka_class_name(kind: str, name: str) -> str:
     Any other name is returned unchanged.
     """
     _check_kind(kind)
-    target = _BUILT_INS[kind].get(name)
+    target = BUILT_INS[kind].get(name)
     if target is None:
         return name
-    for candidate, candidate_target in _BUILT_INS[kind].items():
+    for candidate, candidate_target in BUILT_INS[kind].items():
         if candidate_target == target and candidate.startswith(_JAVA_PREFIXES):
             return candidate
     return name
@@ -326,8 +319,8 @@ def resolve(kind: str, name: str, key: str | None = None) -> type:
     if not name:
         raise _unknown(kind, name, key)
     obj: Any = None
-    if name in _BUILT_INS[kind]:
-        target = _BUILT_INS[kind][name]
+    if name in BUILT_INS[kind]:
+        target = BUILT_INS[kind][name]
         module_name = target.partition(":")[0]
         try:
             obj = _load_target(target)

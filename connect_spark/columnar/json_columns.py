@@ -36,7 +36,8 @@ from connect_spark.converters.json import JsonConverter
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["EnvelopeJson", "SAMPLE_ROWS", "SchemalessJson", "envelope_prefix"]
+__all__ = ["EnvelopeJson", "SAMPLE_ROWS", "SchemalessJson", "TRAILING_ZEROS", "envelope_prefix", "ordered_like",
+           "written_compactly"]
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def _dominant(raw: "DataFrame", name: str, key: "Column", example: "Column | Non
     return sorted(((k, n, examples[k]) for k, n in counts.items()), key=lambda kv: -kv[1])
 
 
-def _ordered_like(text: str, spark_type: Any) -> Any:
+def ordered_like(text: str, spark_type: Any) -> Any:
     """``spark_type`` (a struct from a variant shape, fields sorted by name) with the fields of every
     object in the order ``text`` (a JSON document of that shape) writes them; ``None`` when the
     document does not have exactly those fields."""
@@ -105,24 +106,24 @@ def _ordered_like(text: str, spark_type: Any) -> Any:
 
 
 #: Trailing zeros of a fraction's digits (``12.40`` → ``12.4``, ``5.00`` → ``5.0``) before a delimiter.
-_TRAILING_ZEROS = r"(\.[0-9]*?[0-9])0+(?=[,}\]])"
+TRAILING_ZEROS = r"(\.[0-9]*?[0-9])0+(?=[,}\]])"
 
 
 def _without_trailing_zeros(text: "Column") -> "Column":
     """JSON text with the fractions' trailing zeros removed, as Java prints doubles (``12.40`` → ``12.4``)."""
     from pyspark.sql import functions as F
 
-    return F.regexp_replace(text, _TRAILING_ZEROS, "$1")
+    return F.regexp_replace(text, TRAILING_ZEROS, "$1")
 
 
-def _written_compactly(text: str) -> bool:
+def written_compactly(text: str) -> bool:
     """True when ``text`` looks as Spark's ``to_json`` would write it (no spaces between tokens, characters
     unescaped; trailing zeros of fractions aside), so the cheap exactness check can pass for such rows."""
     try:
         compact = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
     except (ValueError, RecursionError):
         return False
-    return compact == re.sub(_TRAILING_ZEROS, r"\1", text)
+    return compact == re.sub(TRAILING_ZEROS, r"\1", text)
 
 
 def _reordered(c: "Column", source: Any, target: Any) -> "Column":
@@ -211,7 +212,7 @@ class SchemalessJson(ColumnConverter):
                 try:
                     spark_type = variant_schema.to_spark(variant_schema.parse(candidate))
                     # columns in the order the records write their fields, not the shape's (sorted) order
-                    usable = (candidate, _ordered_like(example, spark_type) or spark_type, example)
+                    usable = (candidate, ordered_like(example, spark_type) or spark_type, example)
                     break
                 except NotVectorizable as e:
                     log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
@@ -223,8 +224,8 @@ class SchemalessJson(ColumnConverter):
         general_ok = shape.isin(candidate, "VOID")
         general = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
             parsed.cast(spark_type))
-        text_order = (_ordered_like(example, spark_type)
-                      if isinstance(spark_type, T.StructType) and _written_compactly(example) else None)
+        text_order = (ordered_like(example, spark_type)
+                      if isinstance(spark_type, T.StructType) and written_compactly(example) else None)
         if text_order is None:  # e.g. JSON written with spaces: the cheap check would never pass
             return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
         parsed_shape = variant_schema.parse(candidate)

@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 
     from connect_spark.columnar.plan import Part, RecordColumns
 
-__all__ = ["NotVectorizable", "TransformStep", "cast_column", "date_tokens", "mask_literal", "transform_step"]
+__all__ = ["NotVectorizable", "TransformStep", "cast_column", "date_tokens", "mask_literal", "mask_sample", "schemaless_type",
+           "transform_step"]
 
 
 
@@ -334,7 +335,7 @@ def _insert_with_schema(r: RecordColumns, part: "Part", fields: _Fields, transfo
 # --- MaskField ---------------------------------------------------------------------------------
 
 
-def _mask_sample(schema: Schema | None, spark_type: Any) -> Any:
+def mask_sample(schema: Schema | None, spark_type: Any) -> Any:
     """A Python value of the field's kind for ``MaskField.masked`` to mask, or ``None`` (not maskable here)."""
     from pyspark.sql import types as T
 
@@ -396,7 +397,7 @@ def _masked_field(transform: Any, column: "Column", schema: Schema | None,
     """(masked column, condition for exact rows or None) for one field; nulls stay null."""
     from pyspark.sql import functions as F
 
-    sample = _mask_sample(schema, spark_type)
+    sample = mask_sample(schema, spark_type)
     literal = None
     if sample is not None:
         try:
@@ -463,7 +464,7 @@ def _null_of(spark_type: Any) -> "Column":
     return F.lit(None).cast(spark_type)
 
 
-def _schemaless_type(spark_type: Any) -> Type | None:
+def schemaless_type(spark_type: Any) -> Type | None:
     """The Connect type a schemaless value of this Spark type has (``ConnectSchema.schema_type``)."""
     from pyspark.sql import types as T
 
@@ -572,7 +573,7 @@ def _cast_one(c: "Column", schema: Schema | None, spark_type: Any,
     """(cast column, exactness condition) for one value; nulls stay null and are always exact."""
     from pyspark.sql import functions as F
 
-    source = None if _logical(schema) else (schema.type if schema is not None else _schemaless_type(spark_type))
+    source = None if _logical(schema) else (schema.type if schema is not None else schemaless_type(spark_type))
     cast = cast_column(c, source, target)
     if cast is None:
         return _null_of(_spark_type_of(target)), c.isNull()

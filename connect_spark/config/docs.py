@@ -128,7 +128,7 @@ def _render_plugins() -> str:
         out.append("| Alias | Kafka class name | Python class |")
         out.append("|---|---|---|")
         by_target: dict[str, list[str]] = {}
-        for name, target in plugins.built_in_names(kind).items():
+        for name, target in plugins.BUILT_INS[kind].items():
             by_target.setdefault(target, []).append(name)
         for target, names in by_target.items():
             kafka = [n for n in names if n.startswith(("org.apache.kafka.", "io.confluent."))]

@@ -267,7 +267,8 @@ class KafkaConnectArm(Arm):
     def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
         from connect_spark.config.properties import format_properties
         from connect_spark.jvm import KAFKA_CONNECT
-        from connect_spark.localkafka import _java, free_port
+        from connect_spark.jvm.java import find_java
+        from connect_spark.localkafka import free_port
 
         out = spec.work / "out"
         out.mkdir(parents=True, exist_ok=True)
@@ -290,7 +291,7 @@ class KafkaConnectArm(Arm):
             "appender.out.layout.type = PatternLayout\nappender.out.layout.pattern = [%d] %p %m (%c)%n\n"
             "rootLogger.level = WARN\nrootLogger.appenderRef.out.ref = STDOUT\n"
         )
-        command = [_java(), *settings.connect_heap.split(), "-XX:+UseG1GC", "-Djava.awt.headless=true",
+        command = [find_java(17, "Kafka Connect"), *settings.connect_heap.split(), "-XX:+UseG1GC", "-Djava.awt.headless=true",
                    f"-Dlog4j2.configurationFile={log4j}", "-cp", str(KAFKA_CONNECT.folder() / "*"),
                    "org.apache.kafka.connect.cli.ConnectStandalone", str(worker_file), str(connector_file)]
         process, log_file = _spawn(command, spec.work)

@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import types as T
 
 from connect_spark.api.data import Date, Decimal, Schema, SchemaBuilder, Timestamp
-from connect_spark.columnar.transforms import NotVectorizable, _mask_sample, _schemaless_type, date_tokens
+from connect_spark.columnar.transforms import NotVectorizable, mask_sample, schemaless_type, date_tokens
 from connect_spark.transforms.mask_field import MaskFieldValue
 from connect_spark.transforms.simple_date_format import SimpleDateFormat
 
@@ -40,13 +40,13 @@ def _mask(replacement: str | None = None) -> MaskFieldValue:
     (Timestamp.SCHEMA, datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)),
 ])
 def test_mask_samples_mask_to_the_type_s_empty_value(schema, expected):
-    masked = _mask()._masked(_mask_sample(schema, None), schema)
+    masked = _mask()._masked(mask_sample(schema, None), schema)
     assert (type(masked), masked) == (type(expected), expected)
 
 
 def test_mask_samples_with_a_replacement_convert_per_schema_type():
-    assert _mask("300")._masked(_mask_sample(Schema.INT16_SCHEMA, None), Schema.INT16_SCHEMA) == 300
-    assert _mask("x")._masked(_mask_sample(Schema.STRING_SCHEMA, None), Schema.STRING_SCHEMA) == "x"
+    assert _mask("300")._masked(mask_sample(Schema.INT16_SCHEMA, None), Schema.INT16_SCHEMA) == 300
+    assert _mask("x")._masked(mask_sample(Schema.STRING_SCHEMA, None), Schema.STRING_SCHEMA) == "x"
 
 
 @pytest.mark.parametrize("schema, spark_type", [
@@ -56,10 +56,10 @@ def test_mask_samples_with_a_replacement_convert_per_schema_type():
     (None, T.NullType()),
 ])
 def test_kinds_without_an_exact_mask_have_no_sample(schema, spark_type):
-    assert _mask_sample(schema, spark_type) is None
+    assert mask_sample(schema, spark_type) is None
 
 
 def test_schemaless_spark_types_map_to_connect_types_as_json_values_do():
-    assert _schemaless_type(T.LongType()).name == "INT64"
-    assert _schemaless_type(T.DoubleType()).name == "FLOAT64"
-    assert _schemaless_type(T.ArrayType(T.LongType())) is None
+    assert schemaless_type(T.LongType()).name == "INT64"
+    assert schemaless_type(T.DoubleType()).name == "FLOAT64"
+    assert schemaless_type(T.ArrayType(T.LongType())) is None

@@ -9,7 +9,7 @@ import pytest
 
 from connect_spark.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type, Values
 from connect_spark.api.data.java_semantics import java_double_str, java_float_str
-from connect_spark.api.data.values import _Parser
+from connect_spark.api.data.values import ValueTokenizer
 from connect_spark.api.errors import DataException
 
 UTC = datetime.timezone.utc
@@ -125,7 +125,7 @@ def test_parse_does_not_loop_on_odd_characters():
     ],
 )
 def test_tokenizer(text, tokens):
-    parser = _Parser(text)
+    parser = ValueTokenizer(text)
     found = []
     while parser.has_next():
         found.append(parser.next())
@@ -133,7 +133,7 @@ def test_tokenizer(text, tokens):
 
 
 def test_tokenizer_next_n():
-    parser = _Parser("a:b:c:d:e:f:g:h")
+    parser = ValueTokenizer("a:b:c:d:e:f:g:h")
     assert parser.next_n(5) == "a:b:c"
     assert parser.next() == ":"
     assert parser.next() == "d"

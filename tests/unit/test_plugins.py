@@ -172,9 +172,9 @@ def test_constructor_failure(plugin_path):
 
 
 def test_built_in_resolves_lazily_through_the_table(plugin_path, monkeypatch):
-    monkeypatch.setitem(plugins._BUILT_INS["predicate"], "Always", "cs_test_plugins.core:MyPredicate")
+    monkeypatch.setitem(plugins.BUILT_INS["predicate"], "Always", "cs_test_plugins.core:MyPredicate")
     assert plugins.resolve("predicate", "Always").__name__ == "MyPredicate"
-    monkeypatch.setitem(plugins._BUILT_INS["predicate"], "Gone", "connect_spark.no_such_module_xyz:Gone")
+    monkeypatch.setitem(plugins.BUILT_INS["predicate"], "Gone", "connect_spark.no_such_module_xyz:Gone")
     with pytest.raises(ConfigException, match="not available in this installation"):
         plugins.resolve("predicate", "Gone", key="predicates.p.type")
 
@@ -187,7 +187,7 @@ def test_empty_name_and_bad_kind():
 
 
 def test_built_in_table_matches_the_documented_targets():
-    table = plugins._BUILT_INS
+    table = plugins.BUILT_INS
     assert table["converter"]["org.apache.kafka.connect.json.JsonConverter"] == "connect_spark.converters.json:JsonConverter"
     assert table["converter"]["IntegerConverter"] == "connect_spark.converters.numeric:IntegerConverter"
     assert (

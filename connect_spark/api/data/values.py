@@ -48,7 +48,7 @@ from connect_spark.api.data.schema import ConnectSchema, Schema, SchemaBuilder, 
 from connect_spark.api.data.struct import Struct
 from connect_spark.api.errors import DataException
 
-__all__ = ["Values"]
+__all__ = ["Values", "ValueTokenizer"]
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +272,7 @@ class Values:
             return _NULL
         if not value:
             return SchemaAndValue(Schema.STRING_SCHEMA, value)
-        parsed = _ValueParser(_Parser(value)).parse(False)
+        parsed = _ValueParser(ValueTokenizer(value)).parse(False)
         return _NULL if parsed is None else parsed
 
     @staticmethod
@@ -585,7 +585,7 @@ def _align_map(schema: Schema, values: dict[Any, Any], keys_only: bool) -> dict[
 _DELIMITERS = frozenset(':,{}[]"')
 
 
-class _Parser:
+class ValueTokenizer:
     """Splits a string into tokens at ``: , { } [ ] "`` (unless escaped by a backslash)."""
 
     def __init__(self, original: str) -> None:
@@ -663,7 +663,7 @@ class _Parser:
 
 
 class _ValueParser:
-    def __init__(self, parser: _Parser) -> None:
+    def __init__(self, parser: ValueTokenizer) -> None:
         self.parser = parser
 
     def _can_parse_single_token_literal(self, embedded: bool, literal: str) -> bool:
