@@ -32,8 +32,8 @@ def main() -> int:
 
     from connect_spark.jvm import ensure_resolved
     from connect_spark.localkafka import LocalKafkaBroker
-    from connect_spark.storage.kafka_tls import clear_cache, ssl_context
-    from connect_spark.storage.kafka_util import kafka_client_kwargs
+    from connect_spark.kafka.tls import clear_cache, ssl_context
+    from connect_spark.kafka.clients import kafka_client_kwargs
     from connect_spark.testing.tls import make_tls_material
 
     ensure_resolved()

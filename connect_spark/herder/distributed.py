@@ -40,7 +40,7 @@ EXIT_BAD_CONFIG = 2
 def _kafka_cluster_id(worker: "WorkerConfig") -> str | None:
     from kafka import KafkaAdminClient
 
-    from connect_spark.storage.kafka_util import accepted_kwargs, kafka_client_kwargs
+    from connect_spark.kafka.clients import accepted_kwargs, kafka_client_kwargs
 
     try:
         admin = KafkaAdminClient(**accepted_kwargs(KafkaAdminClient, {

@@ -199,7 +199,7 @@ class ConnectorRunner:
     def _client_kwargs(self) -> dict[str, Any]:
         from kafka import KafkaConsumer
 
-        from connect_spark.storage.kafka_util import kafka_client_kwargs
+        from connect_spark.kafka.clients import kafka_client_kwargs
 
         settings = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
                     **self.config.consumer_overrides}

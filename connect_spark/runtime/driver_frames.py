@@ -31,7 +31,7 @@ from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.processor import ProcessorSetup
 from connect_spark.runtime.task_loop import hand_over
-from connect_spark.storage.kafka_util import kafka_client_kwargs
+from connect_spark.kafka.clients import kafka_client_kwargs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

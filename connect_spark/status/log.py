@@ -2,7 +2,7 @@
 
 Kafka Connect's backing stores sit on ``KafkaBasedLog``: write a keyed record, read the topic to its
 end, and fold every record into an in-memory view. :class:`KafkaLog` does that on
-:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`, the start-up the offset store shares;
+:class:`~connect_spark.kafka.compacted_log.CompactedTopicLog`, the start-up the offset store shares;
 :class:`MemoryLog` keeps the records in a list, for a worker that keeps no state in Kafka and for tests
 of the logic above it.
 
@@ -85,7 +85,7 @@ class MemoryLog(RecordLog):
 
 class KafkaLog(RecordLog):
     """A compacted Kafka topic, through the clients every Kafka-backed store shares
-    (:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`).
+    (:class:`~connect_spark.kafka.compacted_log.CompactedTopicLog`).
 
     Args:
         bootstrap_servers: the cluster.
@@ -120,12 +120,12 @@ class KafkaLog(RecordLog):
         self._lock = threading.Lock()
 
     def start(self) -> int:
-        """Start the topic's clients (:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`) and
+        """Start the topic's clients (:class:`~connect_spark.kafka.compacted_log.CompactedTopicLog`) and
         read it to its end; returns how many records were read."""
         from kafka.errors import KafkaError
 
-        from connect_spark.storage.kafka_log import CompactedTopicLog
-        from connect_spark.storage.kafka_util import KafkaStoreError
+        from connect_spark.kafka.compacted_log import CompactedTopicLog
+        from connect_spark.kafka.errors import KafkaStoreError
 
         self._topic_log = CompactedTopicLog(
             self.bootstrap_servers, self.topic, self.partitions, self.replication_factor, self._client_config,
@@ -148,7 +148,7 @@ class KafkaLog(RecordLog):
     def send(self, records: list[tuple[str, bytes | None]]) -> None:
         from kafka.errors import KafkaError
 
-        from connect_spark.storage.kafka_util import KafkaStoreError
+        from connect_spark.kafka.errors import KafkaStoreError
 
         producer = self._topic_log.producer if self._topic_log is not None else None
         if producer is None:
@@ -165,7 +165,7 @@ class KafkaLog(RecordLog):
 
     def read_to_end(self) -> None:
         if self._topic_log is None:
-            from connect_spark.storage.kafka_util import KafkaStoreError
+            from connect_spark.kafka.errors import KafkaStoreError
 
             raise KafkaStoreError(f"The store on topic {self.topic} is not started")
         self._topic_log.read_to_end()

@@ -7,7 +7,7 @@ a file implementation, for a standalone worker:
   :class:`~connect_spark.storage.kafka_offsets.KafkaOffsetStore`,
   :class:`~connect_spark.storage.file_offsets.FileOffsetStore`.
 
-:mod:`connect_spark.storage.kafka_util` holds what the Kafka-backed stores share;
+:mod:`connect_spark.kafka` holds what the Kafka-backed stores share;
 :class:`~connect_spark.storage.committer.OffsetCommitter` writes a running connector's commits to its
 store in order, on a background thread. Implementations are
 imported on first use, so that a file-only worker never imports a Kafka client.

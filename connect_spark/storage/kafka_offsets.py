@@ -29,8 +29,8 @@ from kafka.structs import OffsetAndMetadata
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.records import TopicPartition, offsets_text, position_text
-from connect_spark.storage.kafka_log import CompactedTopicLog
-from connect_spark.storage.kafka_util import KafkaStoreError
+from connect_spark.kafka.compacted_log import CompactedTopicLog
+from connect_spark.kafka.errors import KafkaStoreError
 from connect_spark.storage.offsets import (
     OffsetStore,
     OffsetStoreError,
@@ -66,7 +66,7 @@ class KafkaOffsetStore(OffsetStore):
     """Committed sink offsets in a compacted Kafka topic (Kafka Connect's ``offset.storage.topic``).
 
     The worker creates one per process and shares it between connectors. :meth:`start` starts the
-    topic's clients (:class:`~connect_spark.storage.kafka_log.CompactedTopicLog`, shared with the status
+    topic's clients (:class:`~connect_spark.kafka.compacted_log.CompactedTopicLog`, shared with the status
     and config stores: the topic created compacted when missing, ``replication_factor`` lowered with a
     WARN to the number of brokers when the cluster has fewer; a producer, an admin client and a consumer
     that reads the whole topic once and then follows it). :meth:`stop` closes them.
@@ -90,7 +90,7 @@ class KafkaOffsetStore(OffsetStore):
         replication_factor: replication factor when it is created (``offset.storage.replication.factor``);
             -1 for the broker's default.
         client_config: Kafka client settings (``security.protocol``, ``sasl.*``, ``ssl.*`` ...), translated
-            by :func:`~connect_spark.storage.kafka_util.kafka_client_kwargs`.
+            by :func:`~connect_spark.kafka.kafka_client_kwargs`.
         timeout_s: how long :meth:`read` may take to catch up and :meth:`write` to be acknowledged.
     """
 

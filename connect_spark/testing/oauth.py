@@ -15,7 +15,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Mapping
 
-from connect_spark.storage.kafka_oauth import unsecured_token
+from connect_spark.kafka.oauth import unsecured_token
 
 __all__ = ["LocalTokenEndpoint"]
 

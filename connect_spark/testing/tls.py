@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from connect_spark.storage.kafka_tls import find_keytool
+from connect_spark.kafka.tls_stores import find_keytool
 
 __all__ = ["TlsMaterial", "make_tls_material"]
 

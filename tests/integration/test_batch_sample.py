@@ -19,7 +19,7 @@ from connect_spark.runtime.batch_sample import BatchSampler
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
-from connect_spark.storage.kafka_util import kafka_client_kwargs
+from connect_spark.kafka.clients import kafka_client_kwargs
 from connect_spark.streaming.source import raw_columns
 from connect_spark.testing.kafka import create_topic, produce
 from tests.integration.frame_batches import SCHEMALESS, plain_delta_write_jobs, plan_connector

@@ -1,4 +1,4 @@
-"""KafkaOffsetStore against the session's real Kafka broker; kafka_util's client-setting translation.
+"""KafkaOffsetStore against the session's real Kafka broker; the client-setting translation of connect_spark.kafka.clients.
 
 Each test uses its own offsets topic (``offset.storage.topic``) and its own connector names, so tests
 do not see each other's records.
@@ -17,7 +17,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.errors import ConfigException
 from connect_spark.api.records import TopicPartition
-from connect_spark.storage.kafka_util import kafka_client_kwargs, parse_jaas_config
+from connect_spark.kafka.clients import kafka_client_kwargs, parse_jaas_config
 from connect_spark.storage.kafka_offsets import KafkaOffsetStore
 from connect_spark.storage.offsets import OffsetStoreError
 from connect_spark.testing.kafka import create_topic
@@ -294,7 +294,7 @@ def test_client_settings_translation(caplog, tmp_path):
         "request.timeout.ms": "5000",
         "some.unknown.key": "unknown-secret-value",
     }
-    with caplog.at_level(logging.DEBUG, logger="connect_spark.storage"):
+    with caplog.at_level(logging.DEBUG, logger="connect_spark.kafka"):
         kwargs = kafka_client_kwargs(config)
     context = kwargs.pop("ssl_context")
     assert kwargs == {

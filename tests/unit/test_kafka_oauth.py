@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from connect_spark.storage.kafka_oauth import OAuthTokenError
-from connect_spark.storage.kafka_util import kafka_client_kwargs
+from connect_spark.kafka.oauth import OAuthTokenError
+from connect_spark.kafka.clients import kafka_client_kwargs
 from connect_spark.testing.oauth import LocalTokenEndpoint
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"

@@ -15,8 +15,8 @@ import threading
 import pytest
 
 from connect_spark.api.errors import ConfigException
-from connect_spark.storage.kafka_tls import clear_cache, ssl_context
-from connect_spark.storage.kafka_util import kafka_client_kwargs
+from connect_spark.kafka.tls import clear_cache, ssl_context
+from connect_spark.kafka.clients import kafka_client_kwargs
 from connect_spark.testing.tls import make_tls_material
 
 SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="jaas-pw";'
@@ -212,7 +212,7 @@ def test_sasl_mechanisms_the_python_clients_cannot_serve():
 
 
 def test_an_untrusted_broker_certificate_is_named_at_start(tls, server, other):
-    from connect_spark.storage.kafka_util import check_authentication
+    from connect_spark.kafka.authentication import check_authentication
 
     config = {**stores(tls, "jks", "p12"), "ssl.truststore.location": str(other.client_truststore("jks"))}
     with pytest.raises(ConfigException) as info:

@@ -191,7 +191,7 @@ class DeadLetterQueueReporter(Reporter):
         client_config: Kafka-style client settings for the producer and the admin client
             (``security.protocol``, ``sasl.*``, ``ssl.*``; the worker's settings merged with
             ``producer.*``/``producer.override.*`` by the caller), translated with
-            :func:`connect_spark.storage.kafka_util.kafka_client_kwargs`; the producer also honours
+            :func:`connect_spark.kafka.kafka_client_kwargs`; the producer also honours
             :data:`PRODUCER_KEYS` (``max.request.size``, ``compression.type``, ...).
         admin_config: the same for the admin client that creates the topic (the worker's settings with
             ``admin.*``/``admin.override.*``, as in Connect); ``client_config`` when not given.
@@ -228,7 +228,7 @@ class DeadLetterQueueReporter(Reporter):
         return f"connector-dlq-producer-{self.connector_name}-{self.task_id}"
 
     def _client_kwargs(self, client_class: type, settings: Mapping[str, Any]) -> dict[str, Any]:
-        from connect_spark.storage.kafka_util import kafka_client_kwargs
+        from connect_spark.kafka.clients import kafka_client_kwargs
 
         kwargs = kafka_client_kwargs(settings, client_class)
         kwargs["bootstrap_servers"] = self.bootstrap_servers
@@ -264,7 +264,7 @@ class DeadLetterQueueReporter(Reporter):
     def _ensure_topic(self) -> None:
         from kafka import KafkaAdminClient
 
-        from connect_spark.storage.kafka_util import ensure_topic
+        from connect_spark.kafka.topics import ensure_topic
 
         admin = None
         try:

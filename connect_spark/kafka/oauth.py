@@ -1,6 +1,6 @@
 """SASL/OAUTHBEARER for the Python Kafka clients, from the keys Kafka's Java client reads.
 
-Called by :func:`connect_spark.storage.kafka_util.kafka_client_kwargs` when ``sasl.mechanism=OAUTHBEARER``;
+Called by :func:`connect_spark.kafka.kafka_client_kwargs` when ``sasl.mechanism=OAUTHBEARER``;
 the provider it returns is handed to kafka-python as ``sasl_oauth_token_provider`` and asked for a token by
 kafka-python's network thread on each new connection. Two of Kafka's login forms are served:
 

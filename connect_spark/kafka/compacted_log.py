@@ -20,14 +20,10 @@ from typing import Any, Callable, Mapping
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.partitioner import DefaultPartitioner
 
-from connect_spark.storage.kafka_util import (
-    TopicTailReader,
-    accepted_kwargs,
-    check_authentication,
-    close_quietly,
-    ensure_topic,
-    kafka_client_kwargs,
-)
+from connect_spark.kafka.authentication import check_authentication
+from connect_spark.kafka.clients import accepted_kwargs, close_quietly, kafka_client_kwargs
+from connect_spark.kafka.tail_reader import TopicTailReader
+from connect_spark.kafka.topics import ensure_topic
 
 __all__ = ["CompactedTopicLog"]
 
@@ -43,7 +39,7 @@ class CompactedTopicLog:
         partitions: partitions when it is created.
         replication_factor: replication factor when it is created (-1: the broker's default).
         client_config: Kafka client settings (``security.protocol``, ``sasl.*``, ``ssl.*``), translated by
-            :func:`~connect_spark.storage.kafka_util.kafka_client_kwargs`.
+            :func:`~connect_spark.kafka.kafka_client_kwargs`.
         on_record: called with every consumed record (kafka-python's ``ConsumerRecord``), in topic order.
         config_key: the worker key naming the topic, for messages.
         client_name: the middle of the clients' ids (``<client.id>-<client_name>-admin`` ...).
@@ -76,7 +72,7 @@ class CompactedTopicLog:
         """Make the clients and read the topic to its end; returns how many records were read.
 
         Raises:
-            kafka.errors.KafkaError, connect_spark.storage.kafka_util.KafkaStoreError: as raised (the
+            kafka.errors.KafkaError, connect_spark.kafka.KafkaStoreError: as raised (the
                 owner wraps them); the clients made so far are closed first.
             ConfigException: the existing topic is not compacted.
         """
@@ -110,7 +106,7 @@ class CompactedTopicLog:
         """Consume what was written since the last call (by any process), handing it to ``on_record``."""
         reader = self.reader
         if reader is None:
-            from connect_spark.storage.kafka_util import KafkaStoreError
+            from connect_spark.kafka.errors import KafkaStoreError
 
             raise KafkaStoreError(f"The store on topic {self.topic} is not started")
         return reader.read_to_end(self.timeout_s)

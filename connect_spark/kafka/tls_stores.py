@@ -1,115 +1,36 @@
-"""Kafka's ``ssl.*`` client keys, as Connect users write them, turned into one :class:`ssl.SSLContext`.
+"""Reading the trust and key stores Kafka's ``ssl.*`` keys name: PEM, PKCS12 and JKS, as the Java client does.
 
-Called by :func:`connect_spark.storage.kafka_util.kafka_client_kwargs` whenever ``security.protocol`` is
-``SSL`` or ``SASL_SSL``, i.e. by every Python Kafka client of the runtime (offset, status and config stores,
-the consumer-group commit, the dead letter queue producer and admin client, the REST herder's admin client,
-the partition directory), on the driver or an executor, in whichever thread makes the client. The context is
-handed to kafka-python as ``ssl_context``; contexts are cached per distinct settings (and store file
-versions), so each store is read once per process.
-
-Stores are read as the Java client reads them:
-
-* ``PEM``: a file (``ssl.truststore.location`` / ``ssl.keystore.location``) or the inline keys
-  (``ssl.truststore.certificates``, ``ssl.keystore.certificate.chain`` + ``ssl.keystore.key``); a key may be
-  encrypted with ``ssl.key.password``.
-* ``PKCS12``: read in memory with ``cryptography`` (the ``tls`` extra).
-* ``JKS`` (and JCEKS): converted once to PKCS12 by the JDK's ``keytool`` into a folder only this process can
-  read, read back into memory and deleted at once; passwords reach keytool through its environment, never
-  its command line.
-
-As Java 17 does, a binary store is read by its content (JKS or PKCS12 magic) whichever of the two
-``ssl.*.type`` names. The client key reaches OpenSSL through an anonymous in-memory file (Linux ``memfd``;
-elsewhere a 0600 file deleted at once), encrypted with a one-time password. Nothing here logs a password,
-a key or a certificate's content; errors name the key and never its secret value.
+Called by :func:`connect_spark.kafka.tls.ssl_context` when it builds a context (once per distinct settings and
+store file versions): :func:`trusted_pem` gives the CA certificates to trust, :func:`load_client_key` loads the
+client's certificate chain and key into the context. See :mod:`connect_spark.kafka.tls` for the formats read
+and how secrets are kept out of files, command lines and logs.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import secrets
 import shutil
-import socket
 import ssl
 import subprocess
 import tempfile
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from connect_spark.api.errors import ConfigException
 
-__all__ = ["ssl_context", "check_handshake", "find_keytool", "TLS_PROTOCOLS", "STORE_TYPES", "uses_tls", "clear_cache"]
+__all__ = ["STORE_TYPES", "trusted_pem", "load_client_key", "find_keytool", "setting_text"]
 
-log = logging.getLogger(__name__)
-
-TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
-"""The ``security.protocol`` values whose clients speak TLS."""
 STORE_TYPES = ("JKS", "PKCS12", "PEM")
 """The ``ssl.truststore.type`` / ``ssl.keystore.type`` values served (JCEKS is read as JKS is)."""
 
 _HIDDEN = "[hidden]"
 _JKS_MAGIC = (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce")  # JKS, JCEKS
-_VERSIONS = {"TLSV1.2": ssl.TLSVersion.TLSv1_2, "TLSV1.3": ssl.TLSVersion.TLSv1_3,
-             "TLSV1.1": ssl.TLSVersion.TLSv1_1, "TLSV1": ssl.TLSVersion.TLSv1}
-_cache: dict[tuple, ssl.SSLContext] = {}
-_cache_lock = threading.Lock()
 
 
-def uses_tls(config: Mapping[str, Any]) -> bool:
-    """Whether ``security.protocol`` (default ``PLAINTEXT``) is ``SSL`` or ``SASL_SSL``."""
-    return str(config.get("security.protocol") or "PLAINTEXT").strip().upper() in TLS_PROTOCOLS
-
-
-def clear_cache() -> None:
-    """Forget the cached contexts (tests; a process that rotated its stores in place reads them again)."""
-    with _cache_lock:
-        _cache.clear()
-
-
-def ssl_context(config: Mapping[str, Any]) -> ssl.SSLContext:
-    """The TLS context Kafka's ``ssl.*`` keys describe, for a kafka-python client.
-
-    Args:
-        config: Kafka-style client settings with plain values (``Password`` objects unwrapped).
-
-    Honoured: ``ssl.truststore.*``, ``ssl.keystore.*``, ``ssl.key.password``, ``ssl.truststore.certificates``,
-    ``ssl.keystore.certificate.chain``, ``ssl.keystore.key``, ``ssl.endpoint.identification.algorithm``
-    (``https``, Kafka's default, checks the broker's host name; empty does not) and ``ssl.enabled.protocols``
-    (the lowest and highest listed bound the TLS version). ``ssl.cipher.suites`` is honoured when OpenSSL
-    knows the names; Java's own names of TLS 1.2 suites are not translated (WARN). Without a truststore the
-    system's CA certificates are trusted, as the JVM trusts its ``cacerts``.
-
-    Raises:
-        ConfigException: a store is missing, unreadable, of an unknown type, or its password is wrong; the
-            message names the key, never a password.
-    """
-    key = _cache_key(config)
-    with _cache_lock:
-        cached = _cache.get(key)
-        if cached is not None:
-            return cached
-        context = _build(config)
-        _cache[key] = context
-        return context
-
-
-def _cache_key(config: Mapping[str, Any]) -> tuple:
-    items = tuple(sorted((k, str(v)) for k, v in config.items() if k.startswith("ssl.") and v is not None))
-    files = []
-    for name in ("ssl.truststore.location", "ssl.keystore.location"):
-        location = config.get(name)
-        if location:
-            try:
-                stat = os.stat(str(location))
-                files.append((stat.st_mtime_ns, stat.st_size, stat.st_ino))
-            except OSError:
-                files.append(None)
-    return items + tuple(files)
-
-
-def _text(config: Mapping[str, Any], name: str) -> str | None:
+def setting_text(config: Mapping[str, Any], name: str) -> str | None:
+    """The setting's text, or None when it is missing or blank."""
     value = config.get(name)
     if value is None:
         return None
@@ -117,109 +38,10 @@ def _text(config: Mapping[str, Any], name: str) -> str | None:
     return text if text.strip() else None
 
 
-def _build(config: Mapping[str, Any]) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    algorithm = config.get("ssl.endpoint.identification.algorithm")
-    context.check_hostname = algorithm is None or str(algorithm).strip().lower() == "https"
-    context.verify_mode = ssl.CERT_REQUIRED
-    _set_protocols(context, config)
-    _set_ciphers(context, config)
-
-    trusted = _trusted_pem(config)
-    if trusted is None:
-        context.load_default_certs()
-    else:
-        try:
-            context.load_verify_locations(cadata=trusted)
-        except (ssl.SSLError, ValueError) as e:
-            name = "ssl.truststore.location" if config.get("ssl.truststore.location") else "ssl.truststore.certificates"
-            raise ConfigException(f"The truststore holds no usable CA certificate ({e})", name,
-                                  config.get(name) if name.endswith("location") else _HIDDEN) from None
-    _load_client_key(context, config)
-    return context
-
-
-def _set_protocols(context: ssl.SSLContext, config: Mapping[str, Any]) -> None:
-    text = _text(config, "ssl.enabled.protocols")
-    if text is None:
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        return
-    versions = []
-    for name in (p.strip() for p in text.split(",") if p.strip()):
-        version = _VERSIONS.get(name.upper())
-        if version is None:
-            raise ConfigException(f"Unknown TLS protocol {name!r}; allowed: TLSv1.2, TLSv1.3 (and the obsolete "
-                                  "TLSv1.1, TLSv1)", "ssl.enabled.protocols", text)
-        versions.append(version)
-    context.minimum_version, context.maximum_version = min(versions), max(versions)
-
-
-def _set_ciphers(context: ssl.SSLContext, config: Mapping[str, Any]) -> None:
-    text = _text(config, "ssl.cipher.suites")
-    if text is None:
-        return
-    names = [c.strip() for c in text.split(",") if c.strip()]
-    tls12 = [n for n in names if not n.startswith("TLS_AES_") and not n.startswith("TLS_CHACHA20_")]
-    if not tls12:
-        return  # TLS 1.3 suites: OpenSSL enables them all, Python cannot narrow them
-    try:
-        context.set_ciphers(":".join(tls12))
-    except ssl.SSLError:
-        log.warning("ssl.cipher.suites: OpenSSL knows none of %s (Java names of TLS 1.2 suites are not translated); "
-                    "the Python Kafka clients use OpenSSL's default suites, Spark's Kafka source uses the list",
-                    ", ".join(tls12))
-
-
-def check_handshake(config: Mapping[str, Any], bootstrap_servers: str, timeout_s: float = 10.0) -> None:
-    """Fail fast, naming the key to check, when the broker's certificate is not trusted.
-
-    Called by :func:`connect_spark.storage.kafka_util.check_authentication` from the ``start`` of the
-    Kafka-backed stores, before their clients are made: kafka-python retries a failed handshake until its
-    bootstrap timeout and then reports a bare "Unable to bootstrap". Does nothing unless the protocol speaks
-    TLS; a broker that cannot be reached, or another failure, is left to the caller's clients to report.
-
-    Raises:
-        ConfigException: the certificate chain is not trusted (names ``ssl.truststore.location``) or does not
-            name the host (names ``ssl.endpoint.identification.algorithm``).
-    """
-    if not uses_tls(config):
-        return
-    context = ssl_context(config)
-    server = bootstrap_servers.split(",")[0].strip()
-    host, _, port = server.rpartition(":")
-    host = host.strip("[]")
-    try:
-        raw = socket.create_connection((host, int(port)), timeout=timeout_s)
-    except (OSError, ValueError):
-        return
-    try:
-        with context.wrap_socket(raw, server_hostname=host) as conn:
-            conn.settimeout(timeout_s)
-    except ssl.SSLCertVerificationError as e:
-        if e.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH
-            raise ConfigException(f"The certificate of the broker at {server} does not name {host} ({e.verify_message})"
-                                  "; connect with the name the certificate has, or set "
-                                  "ssl.endpoint.identification.algorithm= (empty) to skip the check",
-                                  "ssl.endpoint.identification.algorithm",
-                                  config.get("ssl.endpoint.identification.algorithm", "https")) from None
-        name = "ssl.truststore.location" if config.get("ssl.truststore.location") else "ssl.truststore.certificates"
-        shown = config.get(name) if name.endswith("location") else _HIDDEN
-        raise ConfigException(f"The broker at {server} presented a certificate the truststore does not trust "
-                              f"({e.verify_message}); the truststore needs the CA that signed it", name,
-                              shown) from None
-    except (OSError, ssl.SSLError):
-        return
-    finally:
-        raw.close()
-
-
-# -- stores ------------------------------------------------------------------------------------------
-
-
 def _store_type(config: Mapping[str, Any], role: str, content: bytes | None) -> str:
     """``PEM``, ``JKS`` or ``PKCS12``: the declared type, or (binary stores) what the content is."""
     name = f"ssl.{role}.type"
-    declared = _text(config, name)
+    declared = setting_text(config, name)
     if declared is not None and declared.strip().upper() not in (*STORE_TYPES, "JCEKS"):
         raise ConfigException(f"Unknown store type; allowed: {', '.join(STORE_TYPES)}", name, declared)
     pem_content = content is not None and content.lstrip().startswith(b"-----BEGIN")
@@ -236,7 +58,7 @@ def _store_type(config: Mapping[str, Any], role: str, content: bytes | None) -> 
 
 
 def _read_file(config: Mapping[str, Any], role: str) -> bytes | None:
-    location = _text(config, f"ssl.{role}.location")
+    location = setting_text(config, f"ssl.{role}.location")
     if location is None:
         return None
     try:
@@ -245,9 +67,9 @@ def _read_file(config: Mapping[str, Any], role: str) -> bytes | None:
         raise ConfigException(f"Cannot read the {role} ({e.strerror or e})", f"ssl.{role}.location", location) from None
 
 
-def _trusted_pem(config: Mapping[str, Any]) -> str | None:
+def trusted_pem(config: Mapping[str, Any]) -> str | None:
     """The trusted CA certificates as PEM text, or ``None`` for the system's defaults."""
-    inline = _text(config, "ssl.truststore.certificates")
+    inline = setting_text(config, "ssl.truststore.certificates")
     content = _read_file(config, "truststore")
     if inline is not None:
         if content is not None:
@@ -260,7 +82,7 @@ def _trusted_pem(config: Mapping[str, Any]) -> str | None:
         return content.decode("ascii", "replace")
     from cryptography.hazmat.primitives.serialization import Encoding
 
-    password = _text(config, "ssl.truststore.password")
+    password = setting_text(config, "ssl.truststore.password")
     key, cert, extra = _load_binary(config, "truststore", content, password, None)
     certificates = [c for c in ([cert] if cert is not None else []) + extra]
     if not certificates:
@@ -269,11 +91,11 @@ def _trusted_pem(config: Mapping[str, Any]) -> str | None:
     return "".join(c.public_bytes(Encoding.PEM).decode("ascii") for c in certificates)
 
 
-def _load_client_key(context: ssl.SSLContext, config: Mapping[str, Any]) -> None:
+def load_client_key(context: ssl.SSLContext, config: Mapping[str, Any]) -> None:
     """Present a client certificate (mutual TLS) when a keystore or inline key is configured."""
-    key_password = _text(config, "ssl.key.password")
-    inline_key = _text(config, "ssl.keystore.key")
-    inline_chain = _text(config, "ssl.keystore.certificate.chain")
+    key_password = setting_text(config, "ssl.key.password")
+    inline_key = setting_text(config, "ssl.keystore.key")
+    inline_chain = setting_text(config, "ssl.keystore.certificate.chain")
     content = _read_file(config, "keystore")
     if inline_key is not None or inline_chain is not None:
         if inline_key is None or inline_chain is None or content is not None:
@@ -289,7 +111,7 @@ def _load_client_key(context: ssl.SSLContext, config: Mapping[str, Any]) -> None
         return
     from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, Encoding, PrivateFormat
 
-    store_password = _text(config, "ssl.keystore.password")
+    store_password = setting_text(config, "ssl.keystore.password")
     key, cert, extra = _load_binary(config, "keystore", content, store_password, key_password)
     if key is None or cert is None:
         raise ConfigException("The keystore holds no private key with its certificate", "ssl.keystore.location",
@@ -342,7 +164,7 @@ def _load_binary(config: Mapping[str, Any], role: str, content: bytes, password:
         from cryptography.hazmat.primitives.serialization import pkcs12
     except ImportError:  # pragma: no cover - the extra is part of the test install
         raise ConfigException("Reading JKS and PKCS12 stores needs the 'cryptography' package: "
-                              "pip install 'connect-spark[tls]'", f"ssl.{role}.type", _text(config, f"ssl.{role}.type"))
+                              "pip install 'connect-spark[tls]'", f"ssl.{role}.type", setting_text(config, f"ssl.{role}.type"))
     password_key = f"ssl.{role}.password"
     location = config.get(f"ssl.{role}.location")
     if content[:4] in _JKS_MAGIC:
