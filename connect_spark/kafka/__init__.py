@@ -2,8 +2,8 @@
 
 * :mod:`~connect_spark.kafka.clients`: Kafka-style client settings (``security.protocol``, ``sasl.*``,
   ``ssl.*``) as kafka-python keyword arguments, and closing clients quietly.
-* :mod:`~connect_spark.kafka.tls` (with :mod:`~connect_spark.kafka.tls_stores`) and :mod:`~connect_spark.kafka.oauth`: the ``ssl.*`` stores as one SSL
-  context, and OAUTHBEARER tokens.
+* :mod:`~connect_spark.kafka.tls` (reading stores with :mod:`~connect_spark.kafka.tls_stores`) and
+  :mod:`~connect_spark.kafka.oauth`: the ``ssl.*`` keys as one SSL context, and OAUTHBEARER tokens.
 * :mod:`~connect_spark.kafka.authentication`: a fast, clear failure when the cluster refuses the credentials.
 * :mod:`~connect_spark.kafka.topics`: creating a storage topic when missing, checking an existing one.
 * :mod:`~connect_spark.kafka.tail_reader` and :mod:`~connect_spark.kafka.compacted_log`: reading a topic to its
