@@ -17,7 +17,7 @@ from connect_spark.api.errors import ConnectException
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["CannotFit", "fitted"]
+__all__ = ["CannotFit", "fitted", "arrow_types"]
 
 
 class CannotFit(ConnectException):
@@ -43,6 +43,21 @@ def fitted(frame: "DataFrame", target: Any) -> "DataFrame":
         else:
             columns.append(F.lit(None).cast(f.dataType).alias(f.name))
     return frame.select(*columns)
+
+
+def arrow_types(schema: Any, *names: str) -> list[Any]:
+    """The Arrow types of the columns ``names`` of a Spark ``schema`` (``StructType``), as Spark would hand
+    them to Python; a column Arrow has no type for (or that is missing) gives Arrow's null type."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    types = []
+    for name in names:
+        try:
+            types.append(to_arrow_type(schema[name].dataType))
+        except Exception:  # a type Spark's Arrow mapping refuses: no conflict can be certain
+            types.append(pa.null())
+    return types
 
 
 _INTEGERS = ("ByteType", "ShortType", "IntegerType", "LongType")

@@ -39,7 +39,8 @@ from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import ConnectSchema, Field
 from connect_spark.api.errors import DataException
 
-__all__ = ["Misfit", "FittedColumn", "fit_column", "merge_schemas", "SchemaConflict", "MAX_DEPTH", "describe_arrow_type"]
+__all__ = ["Misfit", "FittedColumn", "fit_column", "merge_schemas", "SchemaConflict", "MAX_DEPTH", "describe_arrow_type",
+           "type_conflict"]
 
 #: Values nested deeper than this (objects and arrays) are misfits: a column that deep breaks Spark
 #: code generation and Parquet writers long before it helps anyone.
@@ -374,14 +375,41 @@ def _show(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _misfit_reason(v: Any, t: pa.DataType | None, path: str, which: str) -> str | None:
-    """Why ``v`` cannot be stored in a column of type ``t``, or ``None`` when it can."""
+#: The kinds of schemaless values, and the column types only values of one kind give a column.
+_KINDS = frozenset({"boolean", "long", "double", "string", "object", "array", "bytes"})
+
+
+def _typed_by_kind(t: pa.DataType | None) -> bool:
+    return t is not None and (pa.types.is_int64(t) or pa.types.is_float64(t) or pa.types.is_boolean(t)
+                              or pa.types.is_binary(t) or pa.types.is_struct(t) or pa.types.is_list(t))
+
+
+def type_conflict(v: Any, t: pa.DataType, which: str) -> str | None:
+    """Why the schemaless ``v`` cannot be stored in an existing column of type ``t``, or ``None``.
+
+    Only certain conflicts count: a value of another kind where the column (or a field of it) holds
+    numbers, booleans, bytes, objects or arrays, which only values of that kind give it. A field ``t`` lacks
+    is no conflict (a frame can gain a column), nor a fraction where ``t`` has integers (it would widen), nor
+    any value where ``t`` has a string (a field null in every sampled record is typed string, so the
+    others' kind is unknown) or a type JSON does not give (a timestamp a transform made, say). Called
+    where records converted per record join rows Spark converted (:func:`connect_spark.columnar.records.split_conflicting`).
+    """
+    return _misfit_reason(v, t, "", which, conflicts_only=True)
+
+
+def _misfit_reason(v: Any, t: pa.DataType | None, path: str, which: str, conflicts_only: bool = False) -> str | None:
+    """Why ``v`` cannot be stored in a column of type ``t``, or ``None`` when it can (``conflicts_only``: see
+    :func:`type_conflict`)."""
     if v is None:
         return None
     kind = _kind(v)
     where = f"field '{path}' of the {which}" if path else f"the {which}"
+    if conflicts_only and not (_typed_by_kind(t) and kind in _KINDS):
+        return None
     if t is None:
-        return None if kind == "object" and not v else f"{where} is {_article(kind)} ({_show(v)}) where the frame has no column"
+        if kind == "object" and not v:
+            return None
+        return f"{where} is {_article(kind)} ({_show(v)}) where the frame has no column"
     ok = ((kind == "string" and pa.types.is_string(t))
           or (kind == "long" and (pa.types.is_int64(t) or pa.types.is_float64(t)))
           or (kind == "double" and pa.types.is_float64(t))
@@ -390,17 +418,19 @@ def _misfit_reason(v: Any, t: pa.DataType | None, path: str, which: str) -> str 
           or (kind == "object" and pa.types.is_struct(t))
           or (kind == "array" and pa.types.is_list(t)))
     if not ok:
+        if conflicts_only and kind == "double" and pa.types.is_integer(t):
+            return None  # the column would widen to double, as a batch's numbers do
         return f"{where} is {_article(kind)} ({_show(v)}) where the frame's column is {describe_arrow_type(t)}"
     if kind == "object":
         for name, x in v.items():
             index = t.get_field_index(name)
             child = t.field(index).type if index >= 0 else None
-            reason = _misfit_reason(x, child, _join(path, name), which)
+            reason = _misfit_reason(x, child, _join(path, name), which, conflicts_only)
             if reason is not None:
                 return reason
     elif kind == "array":
         for x in v:
-            reason = _misfit_reason(x, t.value_type, path + "[]", which)
+            reason = _misfit_reason(x, t.value_type, path + "[]", which, conflicts_only)
             if reason is not None:
                 return reason
     return None

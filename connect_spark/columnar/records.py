@@ -33,9 +33,9 @@ from connect_spark.api.data.logical import Time, Timestamp
 from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
-from connect_spark.columnar.frame_fit import fit_column
+from connect_spark.columnar.frame_fit import fit_column, type_conflict
 
-__all__ = ["frame_to_records", "records_to_frame", "fit_records_to_frame", "RecordFrame", "value_reader",
+__all__ = ["frame_to_records", "records_to_frame", "fit_records_to_frame", "split_conflicting", "RecordFrame", "value_reader",
            "FRAME_HEADERS_TYPE", "SCHEMA_METADATA_KEY", "with_connect_schemas", "connect_schemas"]
 
 #: The Arrow type of a record frame's ``headers`` column.
@@ -237,6 +237,32 @@ def fit_records_to_frame(records: Sequence[SinkRecord], header_converter: Header
     keep = pa.array([i not in reasons for i in range(len(records))])
     misfits = [(records[i], f"{records[i].coordinates()}: {reasons[i]}") for i in sorted(reasons)]
     return RecordFrame(table.filter(keep), misfits, value.schema, key.schema)
+
+
+def split_conflicting(records: Sequence[SinkRecord], key_type: pa.DataType, value_type: pa.DataType
+                      ) -> tuple[list[SinkRecord], list[tuple[SinkRecord, str]]]:
+    """``records`` (converted per record) parted into those that can join a frame whose key and value
+    columns have ``key_type`` and ``value_type``, and those that conflict with them, with the reason.
+
+    Called where the records of a batch that fell back to the per-record path are put beside the rows
+    Spark converted: a schemaless key or value of another kind than the frame's column (a string where the
+    others hold a double) is a misfit of the whole batch, so it is reported at once instead of making the
+    batch be rebuilt from records. Fields the columns lack are not conflicts (the frame may gain a column);
+    records with Connect schemas are never parted here (their schemas are merged when the frame is built).
+    """
+    fitting: list[SinkRecord] = []
+    conflicts: list[tuple[SinkRecord, str]] = []
+    for record in records:
+        reason = None
+        if record.key_schema is None and not pa.types.is_null(key_type):
+            reason = type_conflict(record.key, key_type, "key")
+        if reason is None and record.value_schema is None and not pa.types.is_null(value_type):
+            reason = type_conflict(record.value, value_type, "value")
+        if reason is None:
+            fitting.append(record)
+        else:
+            conflicts.append((record, f"{record.coordinates()}: {reason}"))
+    return fitting, conflicts
 
 
 def records_to_frame(records: Sequence[SinkRecord], header_converter: HeaderConverter | None = None) -> pa.Table:

@@ -18,9 +18,11 @@ With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batc
   collected from it (the job that fills the cache). Those rows alone are converted per record under
   ``errors.*`` (tolerated failures go to the log / dead letter queue); the survivors become a small
   frame put beside the good rows (``unionByName``, fitted to the good rows' types), which are read from
-  the cache and never collected. A survivor that does not fit the good rows' types (a field the others
-  lack, another type) makes the whole batch be rebuilt from records, as before; records that fit no
-  column of that frame are reported under ``errors.*`` (:mod:`connect_spark.runtime.frame_errors`).
+  the cache and never collected. A survivor whose key or value conflicts with the good rows' types (a
+  string where they hold a double) is reported under ``errors.*`` at once, as the misfit of the batch it
+  is (:func:`~connect_spark.columnar.records.split_conflicting`). Only a survivor that still does not fit
+  (a field the others lack) makes the whole batch be rebuilt from records; records that fit no column of
+  that frame are reported under ``errors.*`` (:mod:`connect_spark.runtime.frame_errors`).
 
 Without a plan (a custom transform, an unsupported converter) the raw batch is converted per record on
 the driver and handed over as a DataFrame built from Arrow.
@@ -118,7 +120,8 @@ class FrameBatches:
             if fallback.num_rows:
                 converted = self.converter.convert(raw_records(fallback))
                 if converted.records:
-                    frame = self._beside(output, converted.records, converted.raw_by_coordinates, raw)
+                    frame = self._beside(output, converted.records, converted.raw_by_coordinates, raw,
+                                         rows - fallback.num_rows)
                 acknowledge()
             if frame is not None:
                 put(frame)
@@ -132,12 +135,19 @@ class FrameBatches:
         return self.sampler.sample(ranges)
 
     def _beside(self, output: Any, survivors: list, raws: dict[tuple[str, int, int], RawRecord],
-                raw: "DataFrame") -> "DataFrame | None":
-        """The good rows with the survivors of the per-record path beside them, as one frame."""
-        from connect_spark.columnar.fit import CannotFit, fitted
-        from connect_spark.columnar.records import fit_records_to_frame
+                raw: "DataFrame", good_rows: int) -> "DataFrame | None":
+        """The good rows (about ``good_rows`` of them) with the survivors of the per-record path beside them,
+        as one frame; survivors that conflict with the good rows' types are reported under ``errors.*``."""
+        from connect_spark.columnar.fit import CannotFit, arrow_types, fitted
+        from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
+        from connect_spark.runtime.frame_errors import report_misfits
 
         good = output.good
+        if len(survivors) < good_rows:
+            survivors, conflicts = split_conflicting(survivors, *arrow_types(good.schema, "key", "value"))
+            report_misfits(self.converter.errors, conflicts, lambda r: raws.get(_coordinates(r)))
+            if not survivors:
+                return good
         built = fit_records_to_frame(survivors, self.converter.header_converter)
         try:
             if built.misfits:

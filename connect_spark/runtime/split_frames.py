@@ -10,9 +10,11 @@ task's Python worker with its raw Kafka columns, the record frame's columns Spar
 1. takes the good rows' converted columns as the record frame, as they are (no Python object per row);
 2. converts the rows that fall back with the task's :class:`~connect_spark.runtime.conversion.RecordConverter`
    (``errors.*``: tolerated failures logged or sent to the dead letter queue, exactly as on the per-record
-   path) and puts the survivors beside the good rows, cast to their column types, in offset order per
-   partition; when the survivors' types do not fit the good rows' (a field the others lack), the whole
-   batch is rebuilt from records, and records that fit no column are reported under ``errors.*``;
+   path); survivors whose key or value conflicts with the good rows' column types (a string where they
+   hold a double) are reported under ``errors.*`` at once, as the misfits of the batch they are
+   (:func:`~connect_spark.columnar.records.split_conflicting`); the others go beside the good rows, cast to
+   their column types, in offset order per partition. Only when those do not fit (a field the others
+   lack) is the whole batch rebuilt from records, records that fit no column reported under ``errors.*``;
 3. hands the frame, with the Connect schemas of its key and value in the field metadata
    (:func:`~connect_spark.columnar.records.with_connect_schemas`), to ``put_arrow``; the offsets consumed
    are those of every row of the batch (good, fallback and filtered).
@@ -35,6 +37,7 @@ from connect_spark.columnar.records import (
     FRAME_HEADERS_TYPE,
     fit_records_to_frame,
     frame_to_records,
+    split_conflicting,
     with_connect_schemas,
 )
 from connect_spark.runtime.conversion import RAW_COLUMNS, cycle_collection_paused, raw_records
@@ -118,20 +121,25 @@ def _with_fallback(unit: TaskUnit, good: pa.Table, fallback_rows: pa.RecordBatch
     with cycle_collection_paused():
         converted = converter.convert(raw_records(raw))
     unit.raw_index = converted.raw_by_coordinates
-    if not converted.records:
+    survivors = converted.records
+    if survivors and len(survivors) < good.num_rows:
+        survivors, conflicts = split_conflicting(survivors, good.schema.field("key").type,
+                                                 good.schema.field("value").type)
+        report_misfits(unit.plugins.error_handler, conflicts, unit.raw_of)
+    if not survivors:
         return good
-    built = fit_records_to_frame(converted.records, converter.header_converter)
+    built = fit_records_to_frame(survivors, converter.header_converter)
     if not built.misfits and good.num_rows:
         try:
             extra = built.table.cast(good.schema)
             return pa.concat_tables([good, extra]).sort_by(_ORDER)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError, TypeError) as e:
             log.info("%d records of this batch converted per record do not fit the others' types (%s); the batch "
-                     "is handed over from records", len(converted.records), e)
+                     "is handed over from records", len(survivors), e)
     records: list[Any] = frame_to_records(good, schemas.key_schema, schemas.value_schema,
                                           null_key_schema=schemas.null_key_schema,
                                           null_value_schema=schemas.null_value_schema,
-                                          header_converter=converter.header_converter) + converted.records
+                                          header_converter=converter.header_converter) + survivors
     records.sort(key=lambda r: (r.original_topic, r.original_kafka_partition, r.original_kafka_offset))
     rebuilt = fit_records_to_frame(records, converter.header_converter)
     report_misfits(unit.plugins.error_handler, rebuilt.misfits, unit.raw_of)

@@ -86,3 +86,43 @@ def test_arrow_task_gets_spark_converted_frames_and_fallback_rows_keep_errors_an
     assert values[7]["at"].timestamp() * 1000 == 1_700_000_000_007
     letters = read_topic(bootstrap_servers, dlq)
     assert sorted(r.value for r in letters) == sorted([_value(BROKEN), _value(WRONG_TYPE)])
+
+
+def test_a_schemaless_value_of_another_type_goes_to_the_dlq_and_the_others_keep_their_order(
+        spark, bootstrap_servers, topic_name, work_dir):
+    """A string among doubles is the batch's misfit: to the DLQ; an integer among doubles survives the
+    per-record path and joins the rows Spark converted, in offset order (the frame path's test shows the
+    batch is not built again from records; here the work happens in the executor's Python worker)."""
+
+    def value(i: int) -> bytes:
+        amount = '"12.5"' if i == 9 else ("7" if i == 12 else f"{i}.5")
+        return f'{{"id":{i},"amount":{amount}}}'.encode()
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    produce(bootstrap_servers, topic_name, ((i % 2, None, value(i), []) for i in range(40)))
+    out, dlq = Path(work_dir) / "frames", f"{topic_name}-dlq"
+    connector = ConnectorConfig({
+        "name": f"conflict-{topic_name}", "connector.class": "connect_spark.testing.arrow_recording.RecordingArrowSinkConnector",
+        "topics": topic_name, "tasks.max": "1", "recording.dir": str(out),
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": JSON,
+        "value.converter.schemas.enable": "false", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1"})
+    worker = WorkerConfig(worker_properties(bootstrap_servers, work_dir, task_execution_mode="executor"))
+    committed: dict[TopicPartition, int] = {}
+    setup = ProcessorSetup(spark=spark, connector=connector, worker=worker, task_class=RecordingArrowSinkTask,
+                           task_configs=[{"recording.dir": str(out)}],
+                           client_config={"bootstrap.servers": bootstrap_servers}, include_headers=False,
+                           commit=committed.update, wait=lambda s: True, clock=lambda: 0.0)
+    tasks = ExecutorTasks(setup)
+    ends = {TopicPartition(topic_name, p): end for p, end in end_offsets(bootstrap_servers, topic_name).items()}
+    tasks.open({tp: 0 for tp in ends})
+    tasks.process(read_kafka_range(spark, {"bootstrap.servers": bootstrap_servers},
+                                   {tp: (0, e) for tp, e in ends.items()}, include_headers=False), 0)
+    assert committed == ends and tasks.fallback_rows == 2
+    rows = [row for frame in read_recorded_frames(out)
+            for row in frame.select(["original_partition", "original_offset", "value"]).to_pylist()]
+    for partition in (0, 1):
+        offsets = [r["original_offset"] for r in rows if r["original_partition"] == partition]
+        assert offsets == [i // 2 for i in range(40) if i % 2 == partition and i != 9]
+    assert {r["value"]["id"]: r["value"]["amount"] for r in rows}[12] == 7.0
+    assert [r.value for r in read_topic(bootstrap_servers, dlq)] == [value(9)]

@@ -9,6 +9,7 @@ try and is written once, those rows converted per record beside the others.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 
 from py4j.clientserver import ClientServerConnection
@@ -96,6 +97,26 @@ def test_rows_for_the_per_record_path_are_written_beside_the_others_in_one_commi
     table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
     assert sorted(table) == [i for i in range(40) if i != 24]
     assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23
+
+
+def test_a_value_of_another_type_is_reported_without_building_the_batch_again_from_records(spark, tmp_path, caplog):
+    """A string where the others hold a double is the batch's misfit: reported under errors.*, while the
+    rows Spark converted and the per-record survivors that fit are written, and nothing is built twice."""
+    frames, task, path = _setup(spark, tmp_path)
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[3] = raw_row(23, order_json(23, "7"), key=b"k")  # survives the per-record path and fits
+    rows[5] = raw_row(25, order_json(25, '"12.5"'), key=b"k")  # a string among doubles
+    failures_before = frames.converter.errors.metrics.record_failures
+    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.dataframe_mode"):
+        deliver_frame(spark, frames, task, rows, 1)
+    said = [r.getMessage() for r in caplog.records]
+    assert not any("handed over from records" in m for m in said), said
+    assert frames.converter.errors.metrics.record_failures == failures_before + 1
+    table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
+    assert sorted(table) == [i for i in range(40) if i != 25]
+    assert table[23]["price"] == 7.0
+    assert _history(spark, path)[-1] == {"orders": {"0": 39, "1": 40}}
 
 
 def _cached_bytes(spark) -> int:

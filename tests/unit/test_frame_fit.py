@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pyarrow as pa
 
 from connect_spark.api.data import Schema, SchemaBuilder, Struct
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import SinkRecord
-from connect_spark.columnar.frame_fit import MAX_DEPTH, SchemaConflict, fit_column, merge_schemas
-from connect_spark.columnar.records import fit_records_to_frame, records_to_frame
+from connect_spark.columnar.frame_fit import MAX_DEPTH, SchemaConflict, fit_column, merge_schemas, type_conflict
+from connect_spark.columnar.records import fit_records_to_frame, records_to_frame, split_conflicting
 
 
 def schemaless(values):
@@ -125,3 +127,37 @@ def test_which_column_types_widen_into_a_delta_tables():
     assert widens(T.FloatType(), T.DoubleType()) and widens(T.NullType(), T.StringType())
     assert not widens(T.DoubleType(), T.LongType()) and not widens(T.LongType(), T.IntegerType())
     assert not widens(T.StringType(), T.DoubleType()) and not widens(T.BooleanType(), T.DoubleType())
+
+
+# --- type_conflict / split_conflicting: records converted per record joining rows Spark converted -----------
+
+ORDER_TYPE = pa.struct([("id", pa.int64()), ("price", pa.float64()), ("note", pa.string()),
+                        ("tags", pa.list_(pa.int64()))])
+
+
+def test_a_value_of_another_kind_than_a_typed_column_is_a_conflict_naming_the_field():
+    reason = type_conflict({"id": 1, "price": "12.5"}, ORDER_TYPE, "value")
+    assert reason is not None and "'price'" in reason and "string" in reason and "double" in reason
+    assert type_conflict({"id": 1, "tags": [1, "x"]}, ORDER_TYPE, "value") is not None
+    assert type_conflict(7, ORDER_TYPE, "value") is not None  # a bare number among objects
+
+
+def test_what_the_frame_can_take_or_widen_to_is_no_conflict():
+    assert type_conflict({"id": 1, "price": 7}, ORDER_TYPE, "value") is None  # an integer in a double column
+    assert type_conflict({"id": 2.5}, ORDER_TYPE, "value") is None  # a fraction: the long column would widen
+    assert type_conflict({"id": 1, "extra": {"a": 1}}, ORDER_TYPE, "value") is None  # a field the frame lacks
+    assert type_conflict({"note": 5}, ORDER_TYPE, "value") is None  # string columns may be all-null guesses
+    assert type_conflict({"id": 1, "price": None}, ORDER_TYPE, "value") is None
+    assert type_conflict({"id": datetime.date(2024, 1, 1)}, pa.struct([("id", pa.date32())]), "value") is None
+
+
+def test_split_conflicting_parts_schemaless_records_and_leaves_schema_records_alone():
+    def record(offset, value, schema=None):
+        return SinkRecord("orders", 0, None, "k", schema, value, offset)
+
+    records = [record(1, {"id": 1, "price": -0.0}), record(2, {"id": 2, "price": "12.5"}),
+               record(3, "text", Schema.STRING_SCHEMA)]
+    fitting, conflicts = split_conflicting(records, pa.string(), ORDER_TYPE)
+    assert [r.kafka_offset for r in fitting] == [1, 3]
+    assert [(r.kafka_offset, reason.split(":")[0]) for r, reason in conflicts] == [(2, "orders[0]@2")]
+    assert split_conflicting(records, pa.null(), pa.null())[1] == []  # unknown column types: no conflict
