@@ -14,6 +14,9 @@ topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resol
 * d2 — connect_spark's FileStreamSink-compatible connector, same configuration as d1;
 * b1 — b on a topic where 1 % of the records need the per-record conversion path (``amount`` written
   as an integer where the others have a fraction: valid, but not provably exact for the vectorized plan);
+* b2 — b0 (defaults, cold) on a topic where 1 % of the records are odd, with a dead letter queue: half
+  of them write ``amount`` as a string (records of another type: to the DLQ), half as ``-0.0`` (valid, but
+  taken per record), as real topics carry them;
 * a0, b0 — a and b with their defaults (no Spark setting, no batch bound, no execution mode): the wall
   time of a cold ``--available-now`` run, start-up included, is the figure to compare.
 
@@ -139,6 +142,8 @@ class Arm:
     label: str = ""
     #: > 0: the arm reads a topic where every ``odd_every``-th record needs the per-record path
     odd_every: int = 0
+    #: with ``odd_every``: half the odd records are of another type (dead letters), see ``record_value``
+    odd_mix: bool = False
     #: True when, launched for a drain (``RunSpec.available_now``), the process exits by itself once drained.
     exits_when_drained: bool = True
 
@@ -199,10 +204,12 @@ class ConnectSparkArm(Arm):
     def __init__(self, key: str, label: str, connector_class: str,
                  connector_props: Callable[[RunSpec], dict[str, str]],
                  check: Callable[[RunSpec, range], health.Health],
-                 converters: dict[str, str], defaults: bool = False, odd_every: int = 0) -> None:
+                 converters: dict[str, str], defaults: bool = False, odd_every: int = 0,
+                 odd_mix: bool = False) -> None:
         self.key, self.label = key, label
         self.defaults = defaults
         self.odd_every = odd_every
+        self.odd_mix = odd_mix
         self.connector_class = connector_class
         self.connector_props = connector_props
         self._check = check
@@ -323,6 +330,21 @@ def _delta_arm(key: str, label: str, **options) -> "ConnectSparkArm":
 ODD_EVERY = 100
 
 
+def _delta_dlq_arm() -> "ConnectSparkArm":
+    """Arm b2: the Delta sink with its defaults and a dead letter queue, on the topic with odd records."""
+    from jobs.bench.records import dead_letter_ids
+
+    def props(spec: RunSpec) -> dict[str, str]:
+        return {"delta.table.path": str(spec.work / "table"), "insert.mode": "append", "errors.tolerance": "all",
+                "errors.deadletterqueue.topic.name": f"{spec.run_id}-dlq",
+                "errors.deadletterqueue.topic.replication.factor": "1"}
+
+    return ConnectSparkArm(
+        "b2", "connect_spark DeltaSink with its defaults, 1 % odd records, DLQ (cold, wall time)", "DeltaSink", props,
+        lambda spec, ids: health.delta_health(spec.work / "table", ids, dead_letter_ids(ids, ODD_EVERY)),
+        _DELTA_CONVERTERS, defaults=True, odd_every=ODD_EVERY, odd_mix=True)
+
+
 def default_arms() -> list[Arm]:
     """Every arm, in the order they run within a round."""
     return [
@@ -346,4 +368,5 @@ def default_arms() -> list[Arm]:
         ),
         PlainSparkArm(defaults=True),
         _delta_arm("b0", "connect_spark DeltaSink with its defaults (cold, wall time)", defaults=True),
+        _delta_dlq_arm(),
     ]

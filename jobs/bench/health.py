@@ -46,13 +46,19 @@ class Health:
 
 
 def _count(ids: np.ndarray, expected_ids: range, files: int, table_commits: int | None = None,
-           notes: Iterable[str] = ()) -> Health:
+           notes: Iterable[str] = (), absent_ids: Iterable[int] = ()) -> Health:
+    """``absent_ids``: ids of ``expected_ids`` that must not be in the output (records sent to the dead
+    letter queue); one found counts as a duplicate (it is in two places)."""
     unique = np.unique(ids)
+    absent = np.unique(np.fromiter(absent_ids, dtype=np.int64))
     lo, hi = expected_ids.start, expected_ids.stop
-    in_range = int(np.count_nonzero((unique >= lo) & (unique < hi)))
-    return Health(expected=len(expected_ids), rows=int(ids.size), duplicates=int(ids.size - unique.size),
-                  missing=len(expected_ids) - in_range, files=files, table_commits=table_commits,
-                  notes=list(notes))
+    in_range = unique[(unique >= lo) & (unique < hi)]
+    misplaced = int(np.isin(in_range, absent).sum())
+    expected = len(expected_ids) - absent.size
+    notes = list(notes) + ([f"{misplaced} dead-lettered ids in the output"] if misplaced else [])
+    return Health(expected=expected, rows=int(ids.size), duplicates=int(ids.size - unique.size) + misplaced,
+                  missing=expected - (in_range.size - misplaced), files=files, table_commits=table_commits,
+                  notes=notes)
 
 
 def lines_health(folder: str | Path, expected_ids: range, pattern: re.Pattern[bytes] = JSON_ID) -> Health:
@@ -88,13 +94,13 @@ def delta_live_files(table: str | Path) -> tuple[list[str], int]:
     return list(live), len(versions)
 
 
-def delta_health(table: str | Path, expected_ids: range) -> Health:
-    """Health of a Delta table whose rows carry the ``id`` column."""
+def delta_health(table: str | Path, expected_ids: range, absent_ids: Iterable[int] = ()) -> Health:
+    """Health of a Delta table whose rows carry the ``id`` column (``absent_ids``: see :func:`_count`)."""
     import pyarrow.parquet as pq
     from urllib.parse import unquote
 
     if not (Path(table) / "_delta_log").is_dir():
-        return Health(len(expected_ids), 0, 0, len(expected_ids), 0, 0, ["no Delta table"])
+        return _count(np.empty(0, dtype=np.int64), expected_ids, 0, 0, ["no Delta table"], absent_ids)
     paths, commits = delta_live_files(table)
     chunks = []
     notes = []
@@ -108,7 +114,7 @@ def delta_health(table: str | Path, expected_ids: range) -> Health:
             continue
         chunks.append(parquet.read(columns=[ID_FIELD]).column(0).to_numpy(zero_copy_only=False).astype(np.int64))
     ids = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
-    return _count(ids, expected_ids, len(paths), commits, notes=sorted(set(notes))[:3])
+    return _count(ids, expected_ids, len(paths), commits, notes=sorted(set(notes))[:3], absent_ids=absent_ids)
 
 
 def offsets_health(committed: dict[int, int], expected_ids: range) -> Health:

@@ -34,13 +34,13 @@ def _producer(bootstrap_servers: str) -> KafkaProducer:
                          acks="all")
 
 
-def _produce_slice(args: tuple[str, str, int, int, int, int, int]) -> int:
-    bootstrap_servers, topic, partitions, first, count, step, odd_every = args
+def _produce_slice(args: tuple[str, str, int, int, int, int, int, bool]) -> int:
+    bootstrap_servers, topic, partitions, first, count, step, odd_every, odd_mix = args
     producer = _producer(bootstrap_servers)
     size = 0
     try:
         for i in range(first, first + count * step, step):
-            key, value = record_key(i), record_value(i, odd_every=odd_every)
+            key, value = record_key(i), record_value(i, odd_every=odd_every, odd_mix=odd_mix)
             size += len(key) + len(value)
             producer.send(topic, key=key, value=value, partition=i % partitions)
         producer.flush()
@@ -50,15 +50,15 @@ def _produce_slice(args: tuple[str, str, int, int, int, int, int]) -> int:
 
 
 def prefill(bootstrap_servers: str, topic: str, partitions: int, records: int, start: int = 0,
-            processes: int = 2, odd_every: int = 0) -> PrefillResult:
+            processes: int = 2, odd_every: int = 0, odd_mix: bool = False) -> PrefillResult:
     """Produce records ``start .. start+records-1`` to ``topic``; ``processes`` producers in parallel;
-    ``odd_every``: see :func:`~jobs.bench.records.record_value`."""
+    ``odd_every``, ``odd_mix``: see :func:`~jobs.bench.records.record_value`."""
     started = time.monotonic()
     processes = max(1, min(processes, records))
     slices = []
     for p in range(processes):
         count = len(range(start + p, start + records, processes))
-        slices.append((bootstrap_servers, topic, partitions, start + p, count, processes, odd_every))
+        slices.append((bootstrap_servers, topic, partitions, start + p, count, processes, odd_every, odd_mix))
     if processes == 1:
         sizes = [_produce_slice(slices[0])]
     else:

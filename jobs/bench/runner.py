@@ -183,14 +183,16 @@ def run_benchmark(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, wor
     filled = prefill(settings.bootstrap_servers, topic, settings.partitions, plan.records)
     end = end_offsets(settings.bootstrap_servers, topic)
     echo(f"pre-filled {topic}: {plan.records} records, {filled.payload_bytes / 1e6:.1f} MB in {filled.seconds:.1f} s")
-    odd_topics: dict[int, tuple[str, Any, dict[int, int]]] = {}  # odd_every → (topic, prefill, end offsets)
-    for odd_every in sorted({a.odd_every for a in available if a.odd_every}):
-        odd_topic = f"{topic}-odd{odd_every}"
+    # (odd_every, odd_mix) → (topic, prefill, end offsets)
+    odd_topics: dict[tuple[int, bool], tuple[str, Any, dict[int, int]]] = {}
+    for odd_every, odd_mix in sorted({(a.odd_every, a.odd_mix) for a in available if a.odd_every}):
+        odd_topic = f"{topic}-odd{odd_every}{'-mix' if odd_mix else ''}"
         create_topic(settings.bootstrap_servers, odd_topic, settings.partitions)
         odd_filled = prefill(settings.bootstrap_servers, odd_topic, settings.partitions, plan.records,
-                             odd_every=odd_every)
-        odd_topics[odd_every] = (odd_topic, odd_filled, end_offsets(settings.bootstrap_servers, odd_topic))
-        echo(f"pre-filled {odd_topic}: every {odd_every}th record needs the per-record path")
+                             odd_every=odd_every, odd_mix=odd_mix)
+        odd_topics[(odd_every, odd_mix)] = (odd_topic, odd_filled, end_offsets(settings.bootstrap_servers, odd_topic))
+        echo(f"pre-filled {odd_topic}: every {odd_every}th record is odd"
+             + (" (half of them for the dead letter queue)" if odd_mix else " (taken per record)"))
     results["prefill"] = {"topic": topic, "records": plan.records, "payload_bytes": filled.payload_bytes,
                           "avg_record_bytes": round(filled.payload_bytes / max(plan.records, 1), 1),
                           "seconds": round(filled.seconds, 1), "end_offsets": end}
@@ -200,7 +202,7 @@ def run_benchmark(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, wor
         warmup = round_no < plan.warmup
         for arm in available:
             run_id = f"bench-{session}-{arm.key}-r{round_no}"
-            arm_topic, arm_filled, arm_end = odd_topics.get(arm.odd_every, (topic, filled, end))
+            arm_topic, arm_filled, arm_end = odd_topics.get((arm.odd_every, arm.odd_mix), (topic, filled, end))
             spec = RunSpec(arm_topic, run_id, work_dir / run_id, available_now=True)
             spec.work.mkdir(parents=True)
             run = measure_drain(arm, settings, spec, arm_end, arm_filled.payload_bytes, plan.drain_timeout_s)
