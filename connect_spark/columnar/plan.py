@@ -215,6 +215,13 @@ class PlanOutput:
 
         return self.staged.where(~F.col(_OK) & (F.col(_BARRIER) >= 0)).select(*RAW_COLUMNS)
 
+    def falls_back(self) -> bool:
+        """Whether any row needs the per-record path: for a small local batch (a sample read on the driver),
+        whose projection Spark evaluates on the driver without a job."""
+        from pyspark.sql import functions as F
+
+        return bool(self.staged.where(~F.col(_OK)).select("offset").limit(1).collect())
+
     def offset_ranges(self) -> "StagedCounts":
         """First and next offset per topic-partition of the raw batch, its rows, and how many fall back.
 

@@ -14,6 +14,8 @@ With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batc
   frame raises as soon as one row needs the per-record path; the write then commits nothing, and the
   batch takes the checked way (so a batch is read from Kafka at most twice). After a batch that had
   such rows, the next batch goes the checked way directly; after a clean one, the one-pass way again.
+  A batch whose shapes are learned from its sample (its head, read on the driver) goes the checked way
+  directly when rows of the sample need the per-record path.
 * **checked**: the plan's staged projection is persisted and the rows needing the per-record path are
   collected from it (the job that fills the cache). Those rows alone are converted per record under
   ``errors.*`` (tolerated failures go to the log / dead letter queue); the survivors become a small
@@ -87,17 +89,28 @@ class FrameBatches:
         if atomic and self.one_pass_next:
             from connect_spark.columnar.plan import NEEDS_RECORD_PATH
 
-            try:
-                put(self.plan.apply(raw, self._sample(ranges)).guarded)
-                self.one_pass_batches += 1
-                return
-            except Exception as e:
-                if NEEDS_RECORD_PATH not in str(e):
-                    raise
-                log.info("A row of this batch needs the per-record path (%s); the one-pass write committed "
-                         "nothing (Spark logs the abandoned task) and the batch is handed over again",
-                         _needing_row(str(e), NEEDS_RECORD_PATH))
+            sample = self._sample(ranges)
+            output = self.plan.apply(raw, sample)
+            if sample is not None and self._falls_back_in(sample):
+                self.one_pass_next = False
+                log.info("Rows of this batch's sample need the per-record path; the batch takes the checked way")
+            else:
+                try:
+                    put(output.guarded)
+                    self.one_pass_batches += 1
+                    return
+                except Exception as e:
+                    if NEEDS_RECORD_PATH not in str(e):
+                        raise
+                    log.info("A row of this batch needs the per-record path (%s); the one-pass write committed "
+                             "nothing (Spark logs the abandoned task) and the batch is handed over again",
+                             _needing_row(str(e), NEEDS_RECORD_PATH))
         self._checked(raw, ranges, put, acknowledge)
+
+    def _falls_back_in(self, sample: "DataFrame") -> bool:
+        """Whether rows of the batch's sample (a local frame: Spark answers on the driver) need the
+        per-record path, which spares a one-pass write bound to be abandoned (the sample is the batch's head)."""
+        return self.plan.apply(sample).falls_back()
 
     def _checked(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
                  acknowledge: Callable[[], None]) -> None:

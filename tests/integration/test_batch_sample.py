@@ -113,3 +113,37 @@ def test_the_first_batch_learns_its_shape_without_a_spark_job(spark, bootstrap_s
     assert len(jobs) <= plain_jobs, f"more than a plain write's jobs: {jobs}"
     got = sorted((r["partition"], r["id"], r["price"]) for r in spark.read.format("delta").load(path).collect())
     assert got == [(p, i, i + 0.5) for p in (0, 1) for i in range(20)]
+
+
+def test_a_first_batch_whose_sample_has_rows_for_the_per_record_path_skips_the_doomed_one_pass_write(
+        spark, bootstrap_servers, topic_name, tmp_path, caplog):
+    import logging
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    odd = {(0, 3), (1, 5)}  # a string among doubles, an integer among doubles: both taken per record
+    produce(bootstrap_servers, topic_name, [
+        (p, b"k%d" % i, (json.dumps({"id": i, "partition": p, "price": "12.5" if (p, i) == (0, 3) else
+                                     (7 if (p, i) == (1, 5) else i + 0.5)}, separators=(",", ":")).encode()), [])
+        for p in (0, 1) for i in range(20)])
+    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
+    frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
+                          _sampler(spark, bootstrap_servers))
+    path = str(tmp_path / "table")
+    props = {"name": "sampled-odd", "delta.table.path": path}
+    task = DeltaSinkTask()
+    task.initialize(WorkerSinkTaskContext(props))
+    task.start(props)
+    tps = [TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)]
+    task.context.set_assignment(set(tps))
+    task.open(tps)
+    raw = raw_columns(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
+                      .option("subscribe", topic_name).load())
+    ranges = {tp: (0, 20) for tp in tps}
+    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.dataframe_mode"):
+        frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, 0, ranges), task.writes_atomically())
+    said = [r.getMessage() for r in caplog.records]
+    assert not any("one-pass write committed nothing" in m for m in said), said
+    assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (0, 1, 2)
+    got = sorted((r["partition"], r["id"], r["price"]) for r in spark.read.format("delta").load(path).collect())
+    assert got == [(p, i, 7.0 if (p, i) == (1, 5) else i + 0.5) for p in (0, 1) for i in range(20) if (p, i) not in odd
+                   or (p, i) == (1, 5)]
