@@ -53,6 +53,7 @@ class TlsRelay:
         self._context.load_verify_locations(cafile=str(material.ca_pem))
         self._context.verify_mode = ssl.CERT_REQUIRED if require_client_cert else ssl.CERT_OPTIONAL
         self._listener = socket.create_server((host, 0))
+        self._listener.settimeout(0.2)  # accept() wakes up to see close()
         self.host = host
         self.port: int = self._listener.getsockname()[1]
         self.clients: list[str | None] = []
@@ -73,13 +74,15 @@ class TlsRelay:
 
     def close(self) -> None:
         self._closed.set()
-        self._listener.close()
         self._thread.join(10)
+        self._listener.close()
 
     def _accept(self) -> None:
         while not self._closed.is_set():
             try:
                 raw, _ = self._listener.accept()
+            except socket.timeout:
+                continue
             except OSError:  # closed
                 return
             threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
