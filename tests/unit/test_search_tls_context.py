@@ -4,14 +4,18 @@ TLS relay that requires a client certificate, in front of a small echo server.""
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from connect_spark.api.errors import ConfigException
-from connect_spark.connectors.search.config import SearchSinkConfig
+from connect_spark.config.secrets import masked
+from connect_spark.connectors.search.client import connect
+from connect_spark.connectors.search.config import SEARCH_SINK_CONFIG_DEF, SearchSinkConfig
 from connect_spark.connectors.search.tls import search_ssl_context
 from connect_spark.kafka.tls import clear_cache
 from connect_spark.testing.tls import make_tls_material
@@ -54,14 +58,40 @@ def relay(tls, echo):
         yield server
 
 
+@pytest.fixture(scope="module")
+def elastic_like():
+    """A plain HTTP server answering every GET as Elasticsearch 8 would, product header included."""
+
+    class Answer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            body = json.dumps({"version": {"number": "8.15.0"}, "tagline": "You Know, for Search"}).encode()
+            self.send_response(200)
+            for name, value in (("Content-Type", "application/json"), ("X-Elastic-Product", "Elasticsearch"),
+                                ("Content-Length", str(len(body)))):
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address
+    server.shutdown()
+    server.server_close()
+
+
 @pytest.fixture(autouse=True)
 def fresh_contexts():
     clear_cache()
 
 
-def _config(url: str, **keys: str) -> SearchSinkConfig:
+def _config(url: str, engine: str = "auto", **keys: str) -> SearchSinkConfig:
     return SearchSinkConfig.parse({"name": "tls-sink", "connection.url": url, "elastic.security.protocol": "SSL",
-                                   **{SSL + k: v for k, v in keys.items()}})
+                                   "search.engine": engine, **{SSL + k: v for k, v in keys.items()}})
 
 
 def _round_trip(context: ssl.SSLContext, relay: TlsRelay) -> bytes:
@@ -157,7 +187,11 @@ def test_passwords_are_never_shown(tls):
                                                  "key.password": "key-pw-marker"})
     assert config.tls.kafka["ssl.truststore.password"] == "trust-pw-marker"
     shown = repr(config) + repr(config.tls)
+    shown += repr(masked({SSL + k: v for k, v in (("truststore.password", "trust-pw-marker"),
+                                                    ("keystore.password", "key-store-pw-marker"),
+                                                    ("key.password", "key-pw-marker"))}, SEARCH_SINK_CONFIG_DEF))
     assert not any(m in shown for m in ("trust-pw-marker", "key-store-pw-marker", "key-pw-marker"))
+    assert shown.count("[hidden]") == 3  # as REST answers and status show the config
 
 
 def test_an_empty_endpoint_algorithm_turns_the_host_check_off(tls):
@@ -166,3 +200,18 @@ def test_an_empty_endpoint_algorithm_turns_the_host_check_off(tls):
     assert not config.tls.check_hostname
     assert not search_ssl_context(config.tls.kafka).check_hostname
     assert _config("https://127.0.0.1:9200").tls.check_hostname
+
+
+def test_elasticsearch_py_uses_the_context_as_built_over_mutual_tls(tls, elastic_like):
+    """elasticsearch-py through the sink's context: a JKS truststore and keystore, the client certificate
+    presented, and the context's trust not widened by the library (certifi's bundle is not loaded into it)."""
+    with TlsRelay(tls, elastic_like, require_client_cert=True) as relay:
+        config = _config(relay.url, "elasticsearch", **_stores(tls, "jks", "jks"))
+        client = connect(config)
+        try:
+            assert client.engine == "elasticsearch"
+            assert client.client.info()["version"]["number"] == "8.15.0"
+        finally:
+            client.close()
+        assert relay.clients[-1] == "connect-spark-client"
+    assert search_ssl_context(config.tls.kafka).cert_store_stats()["x509_ca"] == 1

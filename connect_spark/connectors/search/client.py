@@ -68,12 +68,18 @@ def _tls_options(config: SearchSinkConfig) -> dict[str, Any]:
     return {"ssl_context": search_ssl_context(config.tls.kafka)}
 
 
-def _without_host_check(pools: Iterable[Any]) -> None:
-    """Turn off urllib3's own host-name check, which it makes whenever the context's is off (neither library
-    passes ``assert_hostname`` along with an ``ssl_context``). Called right after a client is made, with
-    ``elastic.https.ssl.endpoint.identification.algorithm`` empty."""
+def _context_only(pools: Iterable[Any], check_hostname: bool) -> None:
+    """Make urllib3 use the ``ssl_context`` as built. Called right after a client is made, before its first
+    request (urllib3 connects lazily): elastic-transport hands urllib3 ``certifi``'s CA bundle along with the
+    context, which urllib3 would load into it (trusting every public CA besides the truststore, in a context
+    the Kafka clients of the process may share); and when the context does not check host names urllib3
+    checks them itself unless ``assert_hostname`` is False, which neither library passes with a context."""
     for pool in pools:
-        if hasattr(pool, "assert_hostname"):
+        if pool is None or not hasattr(pool, "ca_certs"):
+            continue
+        pool.ca_certs = None
+        pool.ca_cert_dir = None
+        if not check_hostname:
             pool.assert_hostname = False
 
 
@@ -85,8 +91,9 @@ def _opensearch(config: SearchSinkConfig) -> Any:
     auth = (config.username, config.password) if config.username and config.password is not None else None
     client = opensearchpy.OpenSearch(list(config.urls), http_auth=auth, timeout=config.timeout_ms / 1000.0,
                                      max_retries=0, retry_on_timeout=False, **_tls_options(config))
-    if config.tls is not None and not config.tls.check_hostname:
-        _without_host_check(getattr(c, "pool", None) for c in client.transport.connection_pool.connections)
+    if config.tls is not None:
+        _context_only((getattr(c, "pool", None) for c in client.transport.connection_pool.connections),
+                      config.tls.check_hostname)
     return client
 
 
@@ -102,8 +109,8 @@ def _elasticsearch(config: SearchSinkConfig) -> Any:
         options["ssl_version"] = options["ssl_context"].minimum_version
     client = elasticsearch.Elasticsearch(list(config.urls), basic_auth=auth, request_timeout=config.timeout_ms / 1000.0,
                                          max_retries=0, retry_on_timeout=False, **options)
-    if config.tls is not None and not config.tls.check_hostname:
-        _without_host_check(getattr(n, "pool", None) for n in client.transport.node_pool.all())
+    if config.tls is not None:
+        _context_only((getattr(n, "pool", None) for n in client.transport.node_pool.all()), config.tls.check_hostname)
     return client
 
 
