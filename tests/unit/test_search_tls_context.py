@@ -132,6 +132,13 @@ def test_confluents_default_jks_type_reads_a_pkcs12_store_by_its_content(tls, re
     assert _round_trip(search_ssl_context(config.tls.kafka), relay) == b"ping"
 
 
+def test_pem_files_without_a_type_are_read_as_pem(tls, relay):
+    config = _config(relay.url, **{"truststore.location": str(tls.ca_pem),
+                                   "keystore.location": str(tls.client_keystore("pem")),
+                                   "key.password": tls.key_password})
+    assert _round_trip(search_ssl_context(config.tls.kafka), relay) == b"ping"
+
+
 def test_a_pem_key_location_beside_a_pem_chain(tls, relay, tmp_path):
     text = tls.client_keystore("pem").read_text()
     split = text.index("-----BEGIN CERTIFICATE-----")

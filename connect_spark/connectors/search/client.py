@@ -5,6 +5,10 @@ spoken with opensearch-py, Elasticsearch 8 and 9 with elasticsearch-py (``search
 cluster's ``GET /`` through opensearch-py, whose ``info()`` answers for either engine, and keeps that client
 when the cluster is OpenSearch). The clients' own retries are off: the writer owns retries, with back-off and
 jitter, per document. Both libraries come with the ``search`` extra.
+
+With TLS, both clients are handed one ``ssl_context`` built from the ``elastic.https.ssl.*`` keys by
+:mod:`connect_spark.connectors.search.tls` (JKS, PKCS12 and PEM stores, as for the runtime's Kafka clients),
+and urllib3 is kept from changing what it trusts (:func:`_context_only`).
 """
 
 from __future__ import annotations

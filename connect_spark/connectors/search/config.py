@@ -180,7 +180,8 @@ SEARCH_SINK_CONFIG_DEF = (
             doc="The trust store's password (JKS and PKCS12; a PEM trust store has none). Never shown.")
     .define(SSL + "truststore.type", Type.STRING, "JKS", _StoreType(), importance=Importance.LOW, group=_SECURITY,
             doc="JKS, PKCS12 or PEM. As Java 17 does, a binary store is read by its content whichever of JKS and "
-                "PKCS12 is named. Reading JKS needs the JDK's keytool (it is converted in memory).")
+                "PKCS12 is named; left unset, a PEM file is read as PEM too. Reading JKS needs the JDK's keytool "
+                "(it is converted in memory).")
     .define(SSL + "keystore.location", Type.STRING, None, importance=Importance.MEDIUM, group=_SECURITY,
             doc="The key store: the client certificate's private key and chain (mutual TLS), in a JKS, PKCS12 or "
                 "PEM file (with elastic.https.ssl.key.location: a PEM file of the chain only).")
@@ -284,7 +285,7 @@ class SearchSinkConfig:
             raise ConfigValidationError(issues)
         tls = None
         if values[SECURITY_PROTOCOL].upper() == "SSL" or any(u.startswith("https:") for u in values[CONNECTION_URL]):
-            kafka = kafka_settings(values)
+            kafka = kafka_settings(values, frozenset(props))
             tls = TlsSettings(kafka, check_hostname=kafka.get("ssl.endpoint.identification.algorithm") != "")
         retry_timeout = str(props.get("errors.retry.timeout", 0))
         return cls(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import ssl
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 from urllib.parse import urlsplit
 
 from connect_spark.api.errors import ConfigException
@@ -42,14 +42,21 @@ KEY_LOCATION = PREFIX + "ssl.key.location"
 _KAFKA_NAME = re.compile(r"(?<![\w.])ssl\.")
 
 
-def kafka_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+def kafka_settings(values: Mapping[str, Any], given: Collection[str]) -> dict[str, Any]:
     """The Kafka-style ``ssl.*`` settings (plain values, ``None`` left out) of the sink's parsed keys.
+
+    Args:
+        values: the parsed keys, defaults included.
+        given: the keys the user set. A store type left at Confluent's default (JKS) is not passed on, so the
+            store is read by its content (a PEM file as PEM, a binary store as JKS or PKCS12).
 
     ``key.location`` (with a PEM ``keystore.location``) becomes Kafka's inline PEM pair, read from the two
     files when the context is built.
     """
     settings: dict[str, Any] = {"security.protocol": "SSL"}
     for name in KAFKA_KEYS:
+        if name.endswith(".type") and PREFIX + name not in given:
+            continue
         value = values.get(PREFIX + name)
         if value is not None and str(value) != "":
             settings[name] = getattr(value, "value", value)  # a Password, unwrapped
