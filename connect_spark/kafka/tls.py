@@ -180,7 +180,7 @@ def check_handshake(config: Mapping[str, Any], bootstrap_servers: str, timeout_s
         with context.wrap_socket(raw, server_hostname=host) as conn:
             conn.settimeout(timeout_s)
     except ssl.SSLCertVerificationError as e:
-        if e.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH
+        if e.verify_code in (62, 64):  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
             raise ConfigException(f"The certificate of the broker at {server} does not name {host} ({e.verify_message})"
                                   "; connect with the name the certificate has, or set "
                                   "ssl.endpoint.identification.algorithm= (empty) to skip the check",

@@ -77,7 +77,8 @@ def test_secrets_stay_out_of_rest_status_topic_and_log(bootstrap_servers, topic_
     tls_markers = {key: f"{key.replace('.', '-')}-marker-{uuid.uuid4().hex}" for key in (
         "consumer.override.ssl.truststore.password", "consumer.override.ssl.keystore.password",
         "consumer.override.ssl.key.password", "consumer.override.ssl.keystore.key",
-        "producer.override.ssl.keystore.password")}
+        "producer.override.ssl.keystore.password", "elastic.https.ssl.truststore.password",
+        "elastic.https.ssl.keystore.password")}
     create_topic(bootstrap_servers, topic_name, partitions=1)
     produce(bootstrap_servers, topic_name, [(0, b"k", f"v{i}".encode(), []) for i in range(3)])
     port, suffix = free_port(), topic_name[-6:]

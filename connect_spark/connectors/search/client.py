@@ -5,6 +5,10 @@ spoken with opensearch-py, Elasticsearch 8 and 9 with elasticsearch-py (``search
 cluster's ``GET /`` through opensearch-py, whose ``info()`` answers for either engine, and keeps that client
 when the cluster is OpenSearch). The clients' own retries are off: the writer owns retries, with back-off and
 jitter, per document. Both libraries come with the ``search`` extra.
+
+With TLS, both clients are handed one ``ssl_context`` built from the ``elastic.https.ssl.*`` keys by
+:mod:`connect_spark.connectors.search.tls` (JKS, PKCS12 and PEM stores, as for the runtime's Kafka clients),
+and urllib3 is kept from changing what it trusts (:func:`_context_only`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 from connect_spark.api.errors import ConnectException
 from connect_spark.config.secrets import without_embedded_secrets
 from connect_spark.connectors.search.config import SearchSinkConfig
+from connect_spark.connectors.search.tls import check_server, search_ssl_context
 
 __all__ = ["SearchClient", "connect", "ENGINES"]
 
@@ -61,20 +66,25 @@ class SearchClient:
 
 
 def _tls_options(config: SearchSinkConfig) -> dict[str, Any]:
-    """The TLS arguments both clients take (PEM file paths)."""
-    tls = config.tls
-    if tls is None:
+    """The TLS arguments both clients take: one ``ssl_context`` built from the sink's keys."""
+    if config.tls is None or not any(u.startswith("https:") for u in config.urls):
         return {}
-    options: dict[str, Any] = {"verify_certs": True}
-    if tls.ca_certs:
-        options["ca_certs"] = tls.ca_certs
-    if tls.client_cert:
-        options["client_cert"] = tls.client_cert
-    if tls.client_key:
-        options["client_key"] = tls.client_key
-    if not tls.check_hostname:
-        options["ssl_assert_hostname"] = False
-    return options
+    return {"ssl_context": search_ssl_context(config.tls.kafka)}
+
+
+def _context_only(pools: Iterable[Any], check_hostname: bool) -> None:
+    """Make urllib3 use the ``ssl_context`` as built. Called right after a client is made, before its first
+    request (urllib3 connects lazily): elastic-transport hands urllib3 ``certifi``'s CA bundle along with the
+    context, which urllib3 would load into it (trusting every public CA besides the truststore, in a context
+    the Kafka clients of the process may share); and when the context does not check host names urllib3
+    checks them itself unless ``assert_hostname`` is False, which neither library passes with a context."""
+    for pool in pools:
+        if pool is None or not hasattr(pool, "ca_certs"):
+            continue
+        pool.ca_certs = None
+        pool.ca_cert_dir = None
+        if not check_hostname:
+            pool.assert_hostname = False
 
 
 def _opensearch(config: SearchSinkConfig) -> Any:
@@ -83,8 +93,12 @@ def _opensearch(config: SearchSinkConfig) -> Any:
     except ImportError as e:
         raise ConnectException("The search sink needs opensearch-py: pip install 'connect-spark[search]'") from e
     auth = (config.username, config.password) if config.username and config.password is not None else None
-    return opensearchpy.OpenSearch(list(config.urls), http_auth=auth, timeout=config.timeout_ms / 1000.0,
-                                   max_retries=0, retry_on_timeout=False, **_tls_options(config))
+    client = opensearchpy.OpenSearch(list(config.urls), http_auth=auth, timeout=config.timeout_ms / 1000.0,
+                                     max_retries=0, retry_on_timeout=False, **_tls_options(config))
+    if config.tls is not None:
+        _context_only((getattr(c, "pool", None) for c in client.transport.connection_pool.connections),
+                      config.tls.check_hostname)
+    return client
 
 
 def _elasticsearch(config: SearchSinkConfig) -> Any:
@@ -94,18 +108,32 @@ def _elasticsearch(config: SearchSinkConfig) -> Any:
         raise ConnectException("The search sink needs elasticsearch-py for Elasticsearch clusters: "
                                "pip install 'connect-spark[search]'") from e
     auth = (config.username, config.password) if config.username and config.password is not None else None
-    return elasticsearch.Elasticsearch(list(config.urls), basic_auth=auth, request_timeout=config.timeout_ms / 1000.0,
-                                       max_retries=0, retry_on_timeout=False, **_tls_options(config))
+    options = _tls_options(config)
+    if options:  # elastic-transport lowers the context's minimum version to TLS 1.2 unless told it
+        options["ssl_version"] = options["ssl_context"].minimum_version
+    client = elasticsearch.Elasticsearch(list(config.urls), basic_auth=auth, request_timeout=config.timeout_ms / 1000.0,
+                                         max_retries=0, retry_on_timeout=False, **options)
+    if config.tls is not None:
+        _context_only((getattr(n, "pool", None) for n in client.transport.node_pool.all()), config.tls.check_hostname)
+    return client
 
 
 def connect(config: SearchSinkConfig) -> SearchClient:
     """A client for the cluster (see the module docstring).
 
+    With TLS, the first ``https`` URL's certificate is checked first (:func:`check_server`).
+
     Raises:
+        ConfigException: a store cannot be read, or the cluster's certificate is not trusted or does not name
+            its host (the message names the key to fix).
         ConnectException: when a library is missing or the cluster answers ``GET /`` with an error other than
             not being reachable (bad credentials, say). A cluster that cannot be reached raises the library's
             transport error: the caller decides whether to wait.
     """
+    if config.tls is not None:
+        https = [u for u in config.urls if u.startswith("https:")]
+        if https:
+            check_server(config.tls.kafka, https[0], min(config.timeout_ms / 1000.0, 10.0))
     engine = config.engine
     version = "?"
     if engine in ("auto", "opensearch"):

@@ -24,6 +24,8 @@ from connect_spark.config.definition import (
     ValidString,
 )
 from connect_spark.config.secrets import without_embedded_secrets
+from connect_spark.connectors.search.tls import KEY_LOCATION, kafka_settings
+from connect_spark.kafka.tls_stores import STORE_TYPES
 
 __all__ = ["SEARCH_SINK_CONFIG_DEF", "SearchSinkConfig", "TlsSettings"]
 
@@ -79,16 +81,15 @@ class _Urls:
         return "http(s)://host:port, comma separated"
 
 
-class _PemOnly:
-    """Confluent's keystore types are Java's; the Python clients read PEM files."""
+class _StoreType:
+    """Kafka's store types, as ``connect_spark.kafka.tls`` reads them (JCEKS is read as JKS is)."""
 
     def __call__(self, name: str, value: Any) -> None:
-        if value.upper() not in ("PEM", "JKS", "PKCS12"):
-            raise ConfigException("Expected PEM (JKS and PKCS12 are accepted by name only when no store is set)",
-                                  name, value)
+        if value is None or str(value).strip().upper() not in (*STORE_TYPES, "JCEKS"):
+            raise ConfigException(f"Unknown store type; allowed: {', '.join(STORE_TYPES)}", name, value)
 
     def __str__(self) -> str:
-        return "PEM (the Python clients read PEM files)"
+        return ", ".join(STORE_TYPES)
 
 
 SEARCH_SINK_CONFIG_DEF = (
@@ -170,29 +171,41 @@ SEARCH_SINK_CONFIG_DEF = (
                 "record's offset when key.ignore is false.")
     .define(SECURITY_PROTOCOL, Type.STRING, "PLAINTEXT", ValidString.in_("PLAINTEXT", "SSL", case_insensitive=True),
             importance=Importance.MEDIUM, group=_SECURITY,
-            doc="SSL: verify the cluster's certificate (elastic.https.ssl.truststore.location, else the system's "
-                "CAs) and present a client certificate when elastic.https.ssl.keystore.location is set.")
+            doc="SSL: every connection.url is https://; the cluster's certificate is verified against "
+                "elastic.https.ssl.truststore.location (else the system's CAs) and a client certificate is "
+                "presented when elastic.https.ssl.keystore.location is set. https:// URLs use TLS either way.")
     .define(SSL + "truststore.location", Type.STRING, None, importance=Importance.MEDIUM, group=_SECURITY,
-            doc="A PEM file of the CA certificates to trust.")
+            doc="The trust store: the CA certificates to trust, in a JKS, PKCS12 or PEM file.")
     .define(SSL + "truststore.password", Type.PASSWORD, None, importance=Importance.LOW, group=_SECURITY,
-            doc="Accepted for compatibility (PEM trust stores have no password). Never shown.")
-    .define(SSL + "truststore.type", Type.STRING, "JKS", _PemOnly(), importance=Importance.LOW, group=_SECURITY,
-            doc="PEM when a trust store is set (the Python clients read PEM files).")
+            doc="The trust store's password (JKS and PKCS12; a PEM trust store has none). Never shown.")
+    .define(SSL + "truststore.type", Type.STRING, "JKS", _StoreType(), importance=Importance.LOW, group=_SECURITY,
+            doc="JKS, PKCS12 or PEM. As Java 17 does, a binary store is read by its content whichever of JKS and "
+                "PKCS12 is named; left unset, a PEM file is read as PEM too. Reading JKS needs the JDK's keytool "
+                "(it is converted in memory).")
     .define(SSL + "keystore.location", Type.STRING, None, importance=Importance.MEDIUM, group=_SECURITY,
-            doc="A PEM file holding the client certificate (and its key unless elastic.https.ssl.key.location "
-                "is set).")
-    .define(SSL + "key.location", Type.STRING, None, importance=Importance.LOW, group=_SECURITY,
-            doc="A PEM file holding the client certificate's private key. Not a Confluent key.")
+            doc="The key store: the client certificate's private key and chain (mutual TLS), in a JKS, PKCS12 or "
+                "PEM file (with elastic.https.ssl.key.location: a PEM file of the chain only).")
+    .define(KEY_LOCATION, Type.STRING, None, importance=Importance.LOW, group=_SECURITY,
+            doc="A PEM file holding the client certificate's private key, the chain being the PEM file "
+                "elastic.https.ssl.keystore.location. Not a Confluent key.")
     .define(SSL + "keystore.password", Type.PASSWORD, None, importance=Importance.LOW, group=_SECURITY,
-            doc="Accepted for compatibility (the key file must not be encrypted). Never shown.")
+            doc="The key store's password (JKS and PKCS12). Never shown.")
     .define(SSL + "key.password", Type.PASSWORD, None, importance=Importance.LOW, group=_SECURITY,
-            doc="Accepted for compatibility (the key file must not be encrypted). Never shown.")
-    .define(SSL + "keystore.type", Type.STRING, "JKS", _PemOnly(), importance=Importance.LOW, group=_SECURITY,
-            doc="PEM when a key store is set.")
+            doc="The private key's password: of the key entry in a JKS store, or of an encrypted PEM key. "
+                "Never shown.")
+    .define(SSL + "keystore.type", Type.STRING, "JKS", _StoreType(), importance=Importance.LOW, group=_SECURITY,
+            doc="JKS, PKCS12 or PEM (see elastic.https.ssl.truststore.type).")
     .define(SSL + "endpoint.identification.algorithm", Type.STRING, "https", importance=Importance.LOW,
-            group=_SECURITY, doc="https: check the certificate's host name; empty: do not.")
+            group=_SECURITY, doc="https: check that the cluster's certificate names the URL's host; empty: do not.")
     .define(SSL + "protocol", Type.STRING, "TLSv1.3", importance=Importance.LOW, group=_SECURITY,
-            doc="Accepted for compatibility: Python's TLS negotiates the newest protocol both sides speak.")
+            doc="Accepted, as for the runtime's Kafka clients: Python negotiates the newest version both sides "
+                "speak, within elastic.https.ssl.enabled.protocols.")
+    .define(SSL + "enabled.protocols", Type.STRING, None, importance=Importance.LOW, group=_SECURITY,
+            doc="TLS versions allowed, comma separated (TLSv1.2, TLSv1.3); the lowest and highest listed bound "
+                "the version. Unset: TLS 1.2 and newer.")
+    .define(SSL + "cipher.suites", Type.STRING, None, importance=Importance.LOW, group=_SECURITY,
+            doc="TLS 1.2 cipher suites by OpenSSL's names, comma separated (Java's names are not translated: a "
+                "list OpenSSL does not know leaves its defaults, with a warning). Unset: OpenSSL's defaults.")
     .define(DATA_STREAM_TYPE, Type.STRING, "NONE", ValidString.in_("NONE", "LOGS", "METRICS", case_insensitive=True),
             importance=Importance.LOW, group=_DATA_STREAM,
             doc="LOGS or METRICS: write to the data stream <type>-<dataset>-<topic> with create actions (needs a "
@@ -207,12 +220,16 @@ SEARCH_SINK_CONFIG_DEF = (
 
 @dataclass(frozen=True)
 class TlsSettings:
-    """What the clients need for TLS (file paths only)."""
+    """The sink's TLS keys as Kafka's ``ssl.*`` settings (see :mod:`connect_spark.connectors.search.tls`).
 
-    ca_certs: str | None
-    client_cert: str | None
-    client_key: str | None
-    check_hostname: bool
+    Attributes:
+        kafka: the settings :func:`~connect_spark.connectors.search.tls.search_ssl_context` reads; holds the
+            passwords, so it is never shown.
+        check_hostname: whether the cluster's certificate must name the URL's host.
+    """
+
+    kafka: Mapping[str, Any] = field(repr=False)
+    check_hostname: bool = True
 
 
 @dataclass(frozen=True)
@@ -268,10 +285,8 @@ class SearchSinkConfig:
             raise ConfigValidationError(issues)
         tls = None
         if values[SECURITY_PROTOCOL].upper() == "SSL" or any(u.startswith("https:") for u in values[CONNECTION_URL]):
-            tls = TlsSettings(ca_certs=values[SSL + "truststore.location"],
-                              client_cert=values[SSL + "keystore.location"],
-                              client_key=values[SSL + "key.location"],
-                              check_hostname=bool(values[SSL + "endpoint.identification.algorithm"]))
+            kafka = kafka_settings(values, frozenset(props))
+            tls = TlsSettings(kafka, check_hostname=kafka.get("ssl.endpoint.identification.algorithm") != "")
         retry_timeout = str(props.get("errors.retry.timeout", 0))
         return cls(
             connector_name=str(props.get("name") or "search-sink"),
@@ -321,11 +336,16 @@ def _cross_check(values: Mapping[str, Any]) -> list[ConfigIssue]:
         issues.append(ConfigIssue(WRITE_METHOD, "upsert",
                                   f"Invalid value upsert for configuration {WRITE_METHOD}: data streams only take "
                                   "new documents (insert)."))
-    for store in ("truststore", "keystore"):
-        location = values.get(f"{SSL}{store}.location")
-        kind = str(values.get(f"{SSL}{store}.type", "PEM")).upper()
-        if location and kind != "PEM":
-            issues.append(ConfigIssue(f"{SSL}{store}.type", kind,
-                                      f"Invalid value {kind} for configuration {SSL}{store}.type: the Python clients "
-                                      f"read PEM files; convert the store (openssl/keytool) and set PEM."))
+    if str(values.get(SECURITY_PROTOCOL, "")).upper() == "SSL":
+        plain = [u for u in values.get(CONNECTION_URL) or [] if not u.startswith("https:")]
+        if plain:
+            shown = without_embedded_secrets(",".join(plain))
+            issues.append(ConfigIssue(CONNECTION_URL, shown,
+                                      f"Invalid value {shown} for configuration {CONNECTION_URL}: "
+                                      f"{SECURITY_PROTOCOL}=SSL needs https:// URLs."))
+    key_location = values.get(KEY_LOCATION)
+    if key_location and not values.get(SSL + "keystore.location"):
+        issues.append(ConfigIssue(KEY_LOCATION, key_location,
+                                  f"Invalid value {key_location} for configuration {KEY_LOCATION}: the certificate "
+                                  f"chain goes in {SSL}keystore.location (a PEM file)."))
     return issues
