@@ -112,6 +112,7 @@ class Herder:
         self.started = threading.Event()
         self.stopped = threading.Event()
         self.auto_restarts = AutoRestarts(worker, self._validate)  # the restart policy (errors.restart.*)
+        self.last_loop: float | None = None  # monotonic time of the supervisor's last loop
 
     # ================================================================================================
     # Requests (REST threads)
@@ -336,6 +337,7 @@ class Herder:
                     self._busy = set()
                     self._idle.notify_all()
                 self._tick_all()
+                self.last_loop = time.monotonic()  # GET /health: the supervisor is turning
                 for name in self.auto_restarts.take_due():
                     with self._requests_lock:
                         self._restarts.setdefault(name, (True, False))

@@ -24,6 +24,7 @@ from connect_spark.api.errors import ConfigException, ConnectException
 from connect_spark.herder.errors import BadRequestError, HerderError, NotFoundError
 from connect_spark.herder.herder import Herder
 from connect_spark.rest import entities
+from connect_spark.rest.health import worker_health
 from connect_spark.status.states import TargetState
 
 __all__ = ["create_app"]
@@ -88,6 +89,11 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
     @app.get("/", summary="Worker version and Kafka cluster")
     def server_info() -> dict[str, Any]:
         return {"version": __version__, "commit": "", "kafka_cluster_id": kafka_cluster_id}
+
+    @app.get("/health", summary="Whether the worker is ready: 200 healthy, 503 starting or unhealthy (KIP-1017)")
+    def health() -> JSONResponse:
+        code, body = worker_health(herder)
+        return JSONResponse(body, status_code=code)
 
     # -- connectors ----------------------------------------------------------------------------------
 
