@@ -30,11 +30,13 @@ from connect_spark import plugins
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
+from connect_spark.metrics.lag import latest_offsets, partition_lag
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.driver_tasks import format_offsets
 from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
+from connect_spark.runtime.stalls import StallDetector
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
 from connect_spark.streaming.query import ConnectorQuery, query_name
@@ -118,6 +120,8 @@ class ConnectorRunner:
         self.committed: dict[TopicPartition, int] = {}  # what the offset store holds (for lag metrics)
         self._committer = OffsetCommitter(self.name, self._write_offsets, self._offsets_written)
         self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
+        self.stalls = StallDetector.of(worker, connector, clock)  # errors.stall.*: checked by tick
+        self._batch_started: float | None = None  # when the micro-batch in flight began (stall detection)
 
     # -- start ------------------------------------------------------------------------------
 
@@ -218,8 +222,10 @@ class ConnectorRunner:
 
     def on_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
         """Spark's ``foreachBatch`` callback: hand the micro-batch to the processor, under the lock."""
+        self._batch_started = self._clock()
         while not self._lock.acquire(timeout=0.1):
             if self._halt.is_set():
+                self._batch_started = None
                 return
         try:
             if self._halt.is_set():
@@ -233,6 +239,7 @@ class ConnectorRunner:
             self._halt.set()
         finally:
             self._last_activity = self._clock()
+            self._batch_started = None
             self._lock.release()
 
     # -- metrics ------------------------------------------------------------------------------
@@ -261,8 +268,10 @@ class ConnectorRunner:
         tasks = processor.task_metrics() if processor is not None else {}
         batches = processor.batches if processor is not None else 0
         records_read = processor.records_read if processor is not None else 0
-        return connector_snapshot(self.name, self.state, self.execution_mode, batches, records_read,
-                                  tasks, dict(self.committed), progress)
+        snapshot = connector_snapshot(self.name, self.state, self.execution_mode, batches, records_read,
+                                      tasks, dict(self.committed), progress)
+        snapshot["stall"] = {"stalled": bool(self.stalls.stall), "reason": self.stalls.stall, "stalls-total": self.stalls.stalls}
+        return snapshot
 
     # -- supervision --------------------------------------------------------------------------
 
@@ -322,6 +331,9 @@ class ConnectorRunner:
                 log.info("%s: drained what was available", self.name)
                 return False
             raise ConnectException(f"The streaming query of connector {self.name} stopped unexpectedly")
+        if self.stalls.timeout_s > 0:
+            lag = partition_lag(latest_offsets(self.last_progress), dict(self.committed))
+            self.stalls.check(self.committed, max(lag.values(), default=0), self._batch_started)
         idle_for = self._clock() - self._last_activity
         if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
             if self._lock.acquire(timeout=0.05):

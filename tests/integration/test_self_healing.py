@@ -85,3 +85,27 @@ def test_non_restartable_failure_is_never_restarted(spark, bootstrap_servers, to
     assert outcome["code"] == EXIT_FAILED
     assert standalone.restarts[name].attempts == 0
     assert len(_calls(work_dir, "start")) == 1
+
+
+def test_blocked_put_is_reported_as_a_stall_and_restarted(spark, bootstrap_servers, topic_name, work_dir):
+    fill_topic(bootstrap_servers, topic_name, TOTAL, 2)
+    marker = Path(work_dir) / "hung"
+    marker.touch()
+    worker = worker_properties(bootstrap_servers, work_dir, errors_restart_max_attempts=3,
+                               errors_restart_backoff_min_ms=100, errors_stall_timeout_ms=1500,
+                               errors_stall_action="fail")
+    name = f"stall-{topic_name}"
+    standalone, thread, outcome = _start(spark, worker, _connector(name, topic_name, work_dir, marker,
+                                                                    outage_mode="block"))
+    wait_for(lambda: standalone.runners and standalone.runners[0].stalls.stall, timeout=120, what="the stall report")
+    first = standalone.runners[0]
+    assert "micro-batch has been running" in first.stalls.stall
+    assert first.metrics()["stall"]["stalls-total"] == 1
+    marker.unlink()  # the hung call returns; the failed connector is stopped and restarted
+    thread.join(timeout=300)
+
+    assert outcome["code"] == EXIT_OK
+    assert standalone.restarts[name].attempts == 1
+    keys = sorted(decode_value(r["key"]) for r in read_recorded_records(Path(work_dir) / "out"))
+    assert set(keys) == {f"k{i}".encode() for i in range(TOTAL)}
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
