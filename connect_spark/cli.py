@@ -33,6 +33,7 @@ examples:
   connect-spark standalone conf/worker.properties conf/delta-sink.properties
   connect-spark standalone --available-now conf/worker.properties conf/delta-sink.properties
   connect-spark distributed worker.properties          then POST /connectors to http://127.0.0.1:8083
+  connect-spark dlq replay --dry-run worker.properties delta-sink.properties
 
 exit codes: 0 stopped cleanly (SIGINT/SIGTERM) or drained (--available-now); 1 a connector failed
 (its trace is logged); 2 invalid configuration (every problem listed, before Spark starts).
@@ -218,6 +219,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--data-dir", default=os.path.join(".data", "demo"),
                       help="where the broker's data and the Delta table go (default .data/demo)")
     demo.set_defaults(func=_cmd_demo)
+
+    from connect_spark.dlq_replay.command import add_dlq_parser
+
+    add_dlq_parser(sub)
     return parser
 
 
