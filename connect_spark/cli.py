@@ -149,6 +149,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_standalone(args: argparse.Namespace) -> int:
     from connect_spark.runtime.launcher import run_standalone
 
+    if args.offsets:
+        from connect_spark.herder.initial_offsets import seed_standalone_offsets
+
+        if len(args.connectors) != 1:
+            print("--offsets takes exactly one CONNECTOR.properties", file=sys.stderr)
+            return EXIT_BAD_CONFIG
+        seed_standalone_offsets(args.worker, args.connectors[0], args.offsets)
     return run_standalone(args.worker, args.connectors, available_now=args.available_now)
 
 
@@ -173,6 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("--available-now", action="store_true",
                             help="drain what is in the topics now, commit, and exit 0 (for cron, Airflow, "
                                  "scheduled jobs; Spark's Trigger.AvailableNow)")
+    standalone.add_argument("--offsets", metavar="OFFSETS.json",
+                            help="start a new connector at these offsets ({\"offsets\": [...]} as GET "
+                                 "/connectors/NAME/offsets shows them); ignored once it has committed offsets")
     standalone.add_argument("worker", metavar="WORKER.properties",
                             help="worker settings (bootstrap.servers, converters, offset storage)")
     standalone.add_argument("connectors", metavar="CONNECTOR.properties", nargs="+",

@@ -28,6 +28,7 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.secrets import is_secret_key
 from connect_spark.herder.auto_restart import AutoRestarts
+from connect_spark.herder.initial_offsets import write_initial_offsets
 from connect_spark.herder.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
 from connect_spark.herder.handle import ConnectorHandle, TaskFailure, format_trace
 from connect_spark.status.records import StatusRecord
@@ -128,14 +129,16 @@ class Herder:
             raise NotFoundError(f"Connector {name} not found")
         return state
 
-    def create_connector(self, name: str, config: Mapping[str, Any],
-                         initial_state: TargetState = TargetState.STARTED) -> ConnectorConfigState:
-        """``POST /connectors``: validate, write target state and config, and let the supervisor start it."""
+    def create_connector(self, name: str, config: Mapping[str, Any], initial_state: TargetState = TargetState.STARTED,
+                         initial_offsets: Mapping[TopicPartition, int] | None = None) -> ConnectorConfigState:
+        """``POST /connectors``: validate, write target state and config, and let the supervisor start it.
+        ``initial_offsets`` (KIP-995) are written first; if the config cannot be written they are removed."""
         props = self._checked_props(name, config)
         with self._requests_lock:
             if self.config_store.get(name) is not None:
                 raise AlreadyExistsError(f"Connector {name} already exists")
-            self.config_store.put_connector_config(name, props, initial_state)
+            write_initial_offsets(self.offset_store, name, initial_offsets,
+                                  lambda: self.config_store.put_connector_config(name, props, initial_state))
         log.info("Connector %s created (initial state %s)", name, initial_state)
         self._mark(name)
         return self.connector_info(name)

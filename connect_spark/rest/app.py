@@ -25,6 +25,7 @@ from connect_spark.herder.errors import BadRequestError, HerderError, NotFoundEr
 from connect_spark.herder.herder import Herder
 from connect_spark.rest import entities
 from connect_spark.rest.health import worker_health
+from connect_spark.rest.initial_offsets import initial_offsets
 from connect_spark.status.states import TargetState
 
 __all__ = ["create_app"]
@@ -131,7 +132,11 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
         if raw_state is not None and str(raw_state).upper() not in _INITIAL_STATES:
             raise BadRequestError(f"Invalid initial_state {raw_state!r}: one of RUNNING, PAUSED, STOPPED")
         initial = _INITIAL_STATES[str(raw_state).upper()] if raw_state is not None else TargetState.STARTED
-        herder.create_connector(name.strip(), config, initial)
+        offsets = initial_offsets(request.get("offsets"))
+        if offsets:
+            herder.create_connector(name.strip(), config, initial, initial_offsets=offsets)
+        else:
+            herder.create_connector(name.strip(), config, initial)
         return JSONResponse(_info(name.strip()), status_code=201, headers={"Location": f"/connectors/{name.strip()}"})
 
     @app.get("/connectors/{name}", summary="Connector info")

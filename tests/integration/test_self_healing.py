@@ -109,3 +109,27 @@ def test_blocked_put_is_reported_as_a_stall_and_restarted(spark, bootstrap_serve
     keys = sorted(decode_value(r["key"]) for r in read_recorded_records(Path(work_dir) / "out"))
     assert set(keys) == {f"k{i}".encode() for i in range(TOTAL)}
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+
+
+def test_connector_created_with_an_offsets_file_reads_from_exactly_there(spark, bootstrap_servers, topic_name, work_dir):
+    import json
+
+    from connect_spark.herder.initial_offsets import seed_standalone_offsets
+    from connect_spark.testing.harness import run_connector
+
+    fill_topic(bootstrap_servers, topic_name, TOTAL, 2)
+    worker = worker_properties(bootstrap_servers, work_dir)
+    name = f"seeded-{topic_name}"
+    connector = {"name": name, "connector.class": "RecordingSink", "topics": topic_name,
+                 "recording.dir": str(Path(work_dir) / "out")}
+    offsets_file = Path(work_dir) / "offsets.json"
+    offsets_file.write_text(json.dumps({"offsets": [
+        {"partition": {"kafka_topic": topic_name, "kafka_partition": 0}, "offset": {"kafka_offset": 90}},
+        {"partition": {"kafka_topic": topic_name, "kafka_partition": 1}, "offset": {"kafka_offset": 7}}]}))
+    assert len(seed_standalone_offsets(worker, connector, str(offsets_file))) == 2
+    assert run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker).exit_code == 0
+    firsts = {}
+    for r in read_recorded_records(Path(work_dir) / "out"):
+        firsts.setdefault(r["partition"], r["offset"])
+    assert firsts == {0: 90, 1: 7}
+    assert seed_standalone_offsets(worker, connector, str(offsets_file)) == {}  # it has committed offsets now

@@ -76,3 +76,34 @@ def test_unreadable_config_store_is_unhealthy_with_the_reason(serve):
     code, body = _get(url)
     assert (code, body["status"]) == (503, "unhealthy")
     assert "config store cannot be read" in body["message"] and "not started" in body["message"]
+
+
+def _post(url, path, body):
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_create_with_initial_offsets_writes_them_before_the_connector_exists(serve, tmp_path):
+    from connect_spark.api.records import TopicPartition
+
+    herder, url = serve(MemoryLog())
+    _run(herder)
+    config = {"connector.class": "RecordingSink", "topics": "orders", "recording.dir": str(tmp_path / "rec")}
+    offsets = [{"partition": {"kafka_topic": "orders", "kafka_partition": 1}, "offset": {"kafka_offset": 42}}]
+    code, body = _post(url, "/connectors", {"name": "seeded", "config": config, "offsets": offsets})
+    assert code == 201, body
+    assert herder.offset_store.read("seeded") == {TopicPartition("orders", 1): 42}
+
+    bad = [{"partition": {"kafka_topic": "orders", "kafka_partition": 0}, "offset": None}]
+    code, body = _post(url, "/connectors", {"name": "nulls", "config": config, "offsets": bad})
+    assert code == 400 and "cannot be null" in body["message"]
+    code, body = _post(url, "/connectors", {"name": "invalid", "config": {**config, "tasks.max": "zero"},
+                                            "offsets": offsets})
+    assert code == 400
+    assert herder.offset_store.read("nulls") == {} and herder.offset_store.read("invalid") == {}
+    assert herder.connectors() == ["seeded"]
