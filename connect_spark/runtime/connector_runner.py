@@ -30,7 +30,7 @@ from connect_spark import plugins
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
-from connect_spark.metrics.lag import latest_offsets, partition_lag
+from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.driver_tasks import format_offsets
 from connect_spark.runtime.header_reads import headers_needed
@@ -122,6 +122,7 @@ class ConnectorRunner:
         self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
         self.stalls = StallDetector.of(worker, connector, clock)  # errors.stall.*: checked by tick
         self._batch_started: float | None = None  # when the micro-batch in flight began (stall detection)
+        self.freshness = FreshnessTracker(self._client_kwargs)  # the newest committed record's age, per partition
 
     # -- start ------------------------------------------------------------------------------
 
@@ -189,6 +190,7 @@ class ConnectorRunner:
     def _offsets_written(self, offsets) -> None:
         """Called by the committer after a write: the runner's view of the store (lag metrics)."""
         self.committed.update({tp: off for tp, off in offsets.items() if off is not None})
+        self.freshness.on_committed(offsets)
 
     def _wait(self, seconds: float) -> bool:
         """The processor's back-off wait before a retried ``put``: False as soon as a stop interrupts it."""
@@ -222,11 +224,10 @@ class ConnectorRunner:
 
     def on_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
         """Spark's ``foreachBatch`` callback: hand the micro-batch to the processor, under the lock."""
-        self._batch_started = self._clock()
         while not self._lock.acquire(timeout=0.1):
             if self._halt.is_set():
-                self._batch_started = None
                 return
+        self._batch_started = self._clock()
         try:
             if self._halt.is_set():
                 return
@@ -256,7 +257,7 @@ class ConnectorRunner:
     def _on_progress(self, progress: dict[str, Any]) -> None:
         """Called by Spark's listener thread after each micro-batch: keep the progress, log the progress line."""
         self.last_progress = progress
-        log.info("%s", progress_line(self.name, progress, dict(self.committed)))
+        log.info("%s%s", progress_line(self.name, progress, dict(self.committed)), self.freshness.describe())
 
     def metrics(self) -> dict[str, Any]:
         """The connector's metrics (Kafka Connect's sink-task and task-error names per task, lag per
@@ -270,8 +271,8 @@ class ConnectorRunner:
         records_read = processor.records_read if processor is not None else 0
         snapshot = connector_snapshot(self.name, self.state, self.execution_mode, batches, records_read,
                                       tasks, dict(self.committed), progress)
-        snapshot["stall"] = {"stalled": bool(self.stalls.stall), "reason": self.stalls.stall, "stalls-total": self.stalls.stalls}
-        return snapshot
+        self.freshness.add_to(snapshot)
+        return {**snapshot, "stall": self.stalls.snapshot()}
 
     # -- supervision --------------------------------------------------------------------------
 
@@ -331,9 +332,7 @@ class ConnectorRunner:
                 log.info("%s: drained what was available", self.name)
                 return False
             raise ConnectException(f"The streaming query of connector {self.name} stopped unexpectedly")
-        if self.stalls.timeout_s > 0:
-            lag = partition_lag(latest_offsets(self.last_progress), dict(self.committed))
-            self.stalls.check(self.committed, max(lag.values(), default=0), self._batch_started)
+        self.stalls.check(self.committed, self.last_progress, self._batch_started)
         idle_for = self._clock() - self._last_activity
         if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
             if self._lock.acquire(timeout=0.05):
@@ -394,6 +393,7 @@ class ConnectorRunner:
         try:
             from connect_spark.metrics.listener import listener_for
 
+            self.freshness.close()
             listener_for(self.spark).unregister(query_name(self.name))
         except Exception:
             pass

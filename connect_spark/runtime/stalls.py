@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.config.self_healing import self_healing_value
+from connect_spark.metrics.lag import latest_offsets, partition_lag
 
 if TYPE_CHECKING:
     from connect_spark.api.records import TopicPartition
@@ -55,20 +56,27 @@ class StallDetector:
         self.stall: str | None = None  # the current stall's description (None: making progress)
         self.stalls = 0  # how many stalls were reported since the start
 
+    def snapshot(self) -> dict:
+        """The ``stall`` entry of the connector's metrics."""
+        return {"stalled": self.stall is not None, "reason": self.stall, "stalls-total": self.stalls}
+
     @classmethod
     def of(cls, worker: "WorkerConfig", connector: "ConnectorConfig", clock: Callable[[], float] = time.monotonic
            ) -> "StallDetector":
         return cls(connector.name, int(self_healing_value("errors.stall.timeout.ms", worker, connector)),
                    str(self_healing_value("errors.stall.action", worker, connector)), clock)
 
-    def check(self, committed: Mapping["TopicPartition", int], lag: int | None, batch_started: float | None) -> None:
-        """Called by the runner's supervisor tick. Raises :class:`StallError` on a stall under ``action=fail``."""
+    def check(self, committed: Mapping["TopicPartition", int], progress: Mapping[str, Any] | None,
+              batch_started: float | None) -> None:
+        """Called by the runner's supervisor tick with its committed offsets, Spark's last progress (for the
+        lag) and the start of the batch in flight. Raises :class:`StallError` on a stall under ``action=fail``."""
+        if self.timeout_s <= 0:
+            return
+        lag = max(partition_lag(latest_offsets(progress), dict(committed)).values(), default=0)
         now = self._clock()
         if dict(committed) != self._committed:
             self._committed = dict(committed)
             self._moved_at = now
-        if self.timeout_s <= 0:
-            return
         reason = None
         if batch_started is not None and now - batch_started >= self.timeout_s:
             reason = f"a micro-batch has been running for {now - batch_started:.0f} s"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from connect_spark.api.records import TopicPartition
 from connect_spark.config.validation import validate_configs
+from connect_spark.metrics.prometheus import render
 from connect_spark.runtime.standalone import EXIT_FAILED, EXIT_OK, StandaloneWorker
 from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import fill_topic, topic_end_offsets
@@ -54,6 +56,13 @@ def test_failed_connector_restarts_after_the_outage_and_loses_nothing(spark, boo
     assert keys == sorted(f"k{i}".encode() for i in range(TOTAL))
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
     assert len(_calls(work_dir, "start")) == standalone.restarts[name].attempts + 1
+    # Freshness: the newest committed record of each partition is the last one produced to it.
+    last = standalone.runners[-1]
+    assert last.freshness.timestamps == {TopicPartition(topic_name, 0): 1_700_000_000_000 + TOTAL - 2,
+                                         TopicPartition(topic_name, 1): 1_700_000_000_000 + TOTAL - 1}
+    lag = last.metrics()["lag"]
+    assert all(e["freshness-ms"] > 0 for e in lag["partitions"]) and lag["record-freshness-max-ms"] > 0
+    assert "record_freshness_ms{" in render([last.metrics()])
 
 
 def test_without_a_policy_the_connector_stays_failed(spark, bootstrap_servers, topic_name, work_dir):
