@@ -139,6 +139,12 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
             herder.create_connector(name.strip(), config, initial)
         return JSONResponse(_info(name.strip()), status_code=201, headers={"Location": f"/connectors/{name.strip()}"})
 
+    @app.post("/connectors/{name}/dlq/replay", summary="Replay the connector's dead letters (dry_run: list them)")
+    def dlq_replay(name: str, request: dict[str, Any] | None = Body(default=None)) -> dict[str, Any]:
+        from connect_spark.dlq_replay.rest import replay_over_rest
+
+        return replay_over_rest(herder, name, request)
+
     @app.get("/connectors/{name}", summary="Connector info")
     def get_connector(name: str) -> dict[str, Any]:
         return _info(name)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import urllib.request
 import sys
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from kafka import KafkaProducer
 from connect_spark.config.properties import format_properties
 from connect_spark.config.validation import validate_configs
 from connect_spark.dlq_replay import LetterFilter, replay_dead_letters
+from connect_spark.status.states import TargetState
 from connect_spark.testing.harness import run_connector, worker_properties
 from connect_spark.testing.recording import decode_value, read_recorded_records
 
@@ -52,12 +55,43 @@ def _cli_dry_run(worker, connector, work_dir):
     return done.stdout
 
 
+def _rest_dry_run(worker, connector, tmp_path_factory):
+    """``POST /connectors/{name}/dlq/replay`` with ``dry_run`` on a real REST server (connectors run by
+    ScriptedHandle: nothing but the replay touches Kafka)."""
+    from connect_spark.config.worker import WorkerConfig
+    from connect_spark.herder import Herder
+    from connect_spark.rest.app import create_app
+    from connect_spark.rest.server import RestServer
+    from connect_spark.status.log import MemoryLog
+    from connect_spark.status.stores import ConfigStore, StatusStore
+    from connect_spark.storage.file_offsets import FileOffsetStore
+    from connect_spark.testing.handles import ScriptedHandle
+
+    status, config = StatusStore(MemoryLog()), ConfigStore(MemoryLog())
+    status.start()
+    config.start()
+    offsets = FileOffsetStore(str(tmp_path_factory.mktemp("rest") / "offsets.json"))
+    herder = Herder(WorkerConfig(worker), config, status, offsets, ScriptedHandle, "127.0.0.1:8083")
+    herder.create_connector(connector["name"], connector, TargetState.STOPPED)
+    server = RestServer(create_app(herder), "http://127.0.0.1:0")
+    server.start()
+    try:
+        request = urllib.request.Request(f"{server.url}/connectors/{connector['name']}/dlq/replay", method="POST",
+                                         data=json.dumps({"dry_run": True}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return json.loads(answer.read())
+    finally:
+        server.stop()
+
+
 def _replay(spark, worker, connector, **kwargs):
     worker_config, (connector_config,) = validate_configs(worker, [connector])
     return replay_dead_letters(spark, worker_config, connector_config, **kwargs)
 
 
-def test_replay_dry_run_loop_guard_and_resumed_position(spark, bootstrap_servers, topic_name, work_dir):
+def test_replay_dry_run_loop_guard_and_resumed_position(spark, bootstrap_servers, topic_name, work_dir,
+                                                        tmp_path_factory):
     from kafka.admin import KafkaAdminClient, NewTopic
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers)
@@ -76,6 +110,10 @@ def test_replay_dry_run_loop_guard_and_resumed_position(spark, bootstrap_servers
     assert _replay(spark, worker, broken, letter_filter=LetterFilter(stage="VALUE_CONVERTER"), dry_run=True).groups == {}
     printed = _cli_dry_run(worker, broken, work_dir)
     assert "would replay 4 dead letter(s)" in printed and "DataException  (stage TRANSFORMATION)" in printed
+    assert _rest_dry_run(worker, broken, tmp_path_factory) == {
+        "dry_run": True, "replayed": 0,
+        "groups": [{"error_class": "connect_spark.api.errors.DataException", "stage": "TRANSFORMATION", "count": 4}],
+        "skipped": {"filtered_out": 0, "over_limit": 0, "unrestorable": 0}}
 
     # Replayed with the transform still broken: every letter fails again and goes back with its replay count.
     assert _replay(spark, worker, broken).replayed == len(BAD)
