@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from connect_spark.dlq_replay.letters import LetterFilter
 
@@ -16,7 +17,8 @@ __all__ = ["add_dlq_parser", "run_dlq_command"]
 EXIT_OK, EXIT_BAD_CONFIG = 0, 2
 
 
-def add_dlq_parser(sub: "argparse._SubParsersAction") -> None:
+def add_dlq_parser(sub: Any) -> None:
+    """Declare `dlq replay` on the `connect-spark` sub-command parsers `sub` (argparse's add_subparsers result)."""
     dlq = sub.add_parser("dlq", help="work with a connector's dead letter queue (replay)")
     actions = dlq.add_subparsers(dest="dlq_action", required=True, metavar="ACTION")
     replay = actions.add_parser(

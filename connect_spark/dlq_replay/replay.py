@@ -112,24 +112,21 @@ def _consumer_kwargs(worker: "WorkerConfig", connector: "ConnectorConfig") -> di
 
 
 def _rows(letters: list[DeadLetter]) -> Any:
-    """The letters as the runtime's raw Kafka columns (:func:`connect_spark.streaming.source.raw_columns`),
-    an Arrow table ordered by original coordinates."""
+    """The letters as the runtime's raw Kafka columns (``RAW_ARROW_SCHEMA``, what
+    :func:`connect_spark.streaming.source.raw_columns` delivers), ordered by original coordinates."""
     import pyarrow as pa
 
+    from connect_spark.runtime.batch_sample import RAW_ARROW_SCHEMA
+
     letters = sorted(letters, key=lambda x: (x.topic, x.partition, x.offset))
-    header = pa.struct([("key", pa.string()), ("value", pa.binary())])
-    return pa.table({
-        "key": pa.array([x.key for x in letters], pa.binary()),
-        "value": pa.array([x.value for x in letters], pa.binary()),
-        "topic": pa.array([x.topic for x in letters], pa.string()),
-        "partition": pa.array([x.partition for x in letters], pa.int32()),
-        "offset": pa.array([x.offset for x in letters], pa.int64()),
-        "timestamp_ms": pa.array([x.timestamp_ms for x in letters], pa.int64()),
-        "timestamp_type": pa.array([0] * len(letters), pa.int32()),
-        "headers": pa.array([[{"key": k, "value": v} for k, v in x.headers]
-                             + [{"key": REPLAY_COUNT_HEADER, "value": str(x.replays + 1).encode()}]
-                             for x in letters], pa.list_(header)),
-    })
+    columns = {
+        "topic": [x.topic for x in letters], "partition": [x.partition for x in letters],
+        "offset": [x.offset for x in letters], "timestamp_ms": [x.timestamp_ms for x in letters],
+        "timestamp_type": [0] * len(letters), "key": [x.key for x in letters], "value": [x.value for x in letters],
+        "headers": [[{"key": k, "value": v} for k, v in x.headers]
+                    + [{"key": REPLAY_COUNT_HEADER, "value": str(x.replays + 1).encode()}] for x in letters],
+    }
+    return pa.table(columns, schema=RAW_ARROW_SCHEMA)
 
 
 def _deliver(spark: "SparkSession", worker: "WorkerConfig", connector: "ConnectorConfig",

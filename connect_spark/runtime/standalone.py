@@ -123,6 +123,9 @@ class StandaloneWorker:
                 log.info("Stop requested: finishing the batch in flight, committing and stopping")
             for runner in active:
                 runner.stop()
+            for config in self._waiting:  # stopped while FAILED, before its automatic restart came
+                self.failures.append((config.name, ConnectException(f"Connector {config.name} was stopped while "
+                                                                    "waiting for an automatic restart")))
         finally:
             self.started.set()
             self._offset_store.stop()
