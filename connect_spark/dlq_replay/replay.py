@@ -7,6 +7,10 @@ plus ``__connect.replay.count``; the connector's own processor (driver execution
 it delivers a micro-batch. A record that fails again goes where the connector's ``errors.*`` say: with the
 dead letter queue, back to it carrying its replay count, and it is not replayed past ``max_replays``.
 
+A sink that keeps its own offsets and seeks to them when its partitions open (the Delta sink's
+exactly-once) would drop replayed records as already written: the replay then stops with an error
+before delivering anything, and its position does not move.
+
 The replay's position in the dead letter topic is committed to the worker's offset store under
 ``<connector>.dlq-replay`` after the batch was delivered, so a second run starts after it. The
 connector's own committed offsets are never touched.
@@ -21,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from connect_spark.api.errors import ConfigException
+from connect_spark.api.errors import ConfigException, ConnectException
 from connect_spark.api.records import TopicPartition
 from connect_spark.dlq_replay.letters import REPLAY_COUNT_HEADER, DeadLetter, LetterFilter, read_dead_letters
 
@@ -155,8 +159,15 @@ def _deliver(spark: "SparkSession", worker: "WorkerConfig", connector: "Connecto
     for x in letters:
         tp = TopicPartition(x.topic, x.partition)  # type: ignore[arg-type]
         firsts[tp] = min(firsts.get(tp, x.offset), x.offset)  # type: ignore[type-var]
-    processor.open(firsts)
+    started_at = processor.open(firsts)
     try:
+        moved = {tp: off for tp, off in started_at.items() if firsts.get(tp) != off}
+        if moved:  # the sink seeks to offsets it stores itself and drops records below them as already written
+            raise ConnectException(
+                f"Connector {connector.name}: its sink keeps its own offsets and moved "
+                f"{', '.join(f'{tp.topic}[{tp.partition}]@{off}' for tp, off in sorted(moved.items()))} when opened; "
+                "it would drop the replayed records as already written, so nothing was replayed and the replay "
+                "position did not move")
         log.info("%s: replaying %d dead letter(s) from %d partition(s)", connector.name, len(letters), len(firsts))
         processor.process(spark.createDataFrame(table), 0)
     finally:

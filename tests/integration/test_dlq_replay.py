@@ -8,7 +8,10 @@ import urllib.request
 import sys
 from pathlib import Path
 
+import pytest
 from kafka import KafkaProducer
+
+from connect_spark.api.errors import ConnectException
 
 from connect_spark.config.properties import format_properties
 from connect_spark.config.validation import validate_configs
@@ -114,6 +117,11 @@ def test_replay_dry_run_loop_guard_and_resumed_position(spark, bootstrap_servers
         "dry_run": True, "replayed": 0,
         "groups": [{"error_class": "connect_spark.api.errors.DataException", "stage": "TRANSFORMATION", "count": 4}],
         "skipped": {"filtered_out": 0, "over_limit": 0, "unrestorable": 0}}
+
+    # A sink that seeks to offsets of its own when opened would drop the letters: nothing is replayed.
+    with pytest.raises(ConnectException, match="keeps its own offsets"):
+        _replay(spark, worker, {**fixed, "recording.rewind": f"{topic_name}:1:0"})
+    assert _replay(spark, worker, broken, dry_run=True).groups == listed.groups
 
     # Replayed with the transform still broken: every letter fails again and goes back with its replay count.
     assert _replay(spark, worker, broken).replayed == len(BAD)
