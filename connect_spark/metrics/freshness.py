@@ -68,7 +68,8 @@ class FreshnessTracker:
                 for r in records:
                     if r.offset == wanted[tps[ktp]]:
                         found[tps[ktp]] = r.timestamp
-                self._consumer.pause(ktp) if tps[ktp] in found else None
+                if tps[ktp] in found:
+                    self._consumer.pause(ktp)
         self._consumer.resume(*self._consumer.paused())
         return found
 
