@@ -33,6 +33,7 @@ examples:
   connect-spark standalone conf/worker.properties conf/delta-sink.properties
   connect-spark standalone --available-now conf/worker.properties conf/delta-sink.properties
   connect-spark distributed worker.properties          then POST /connectors to http://127.0.0.1:8083
+  connect-spark dlq replay --dry-run worker.properties delta-sink.properties
 
 exit codes: 0 stopped cleanly (SIGINT/SIGTERM) or drained (--available-now); 1 a connector failed
 (its trace is logged); 2 invalid configuration (every problem listed, before Spark starts).
@@ -148,6 +149,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_standalone(args: argparse.Namespace) -> int:
     from connect_spark.runtime.launcher import run_standalone
 
+    if args.offsets:
+        from connect_spark.herder.initial_offsets import seed_standalone_offsets
+
+        if len(args.connectors) != 1:
+            print("--offsets takes exactly one CONNECTOR.properties", file=sys.stderr)
+            return EXIT_BAD_CONFIG
+        seed_standalone_offsets(args.worker, args.connectors[0], args.offsets)
     return run_standalone(args.worker, args.connectors, available_now=args.available_now)
 
 
@@ -172,6 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("--available-now", action="store_true",
                             help="drain what is in the topics now, commit, and exit 0 (for cron, Airflow, "
                                  "scheduled jobs; Spark's Trigger.AvailableNow)")
+    standalone.add_argument("--offsets", metavar="OFFSETS.json",
+                            help="start a new connector at these offsets ({\"offsets\": [...]} as GET "
+                                 "/connectors/NAME/offsets shows them); ignored once it has committed offsets")
     standalone.add_argument("worker", metavar="WORKER.properties",
                             help="worker settings (bootstrap.servers, converters, offset storage)")
     standalone.add_argument("connectors", metavar="CONNECTOR.properties", nargs="+",
@@ -218,6 +229,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--data-dir", default=os.path.join(".data", "demo"),
                       help="where the broker's data and the Delta table go (default .data/demo)")
     demo.set_defaults(func=_cmd_demo)
+
+    from connect_spark.dlq_replay.command import add_dlq_parser
+
+    add_dlq_parser(sub)
     return parser
 
 

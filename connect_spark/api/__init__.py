@@ -11,6 +11,7 @@ from connect_spark.api.errors import (
     ConnectException,
     DataException,
     IllegalWorkerStateException,
+    NonRestartableException,
     RetriableException,
     UnavailableException,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "HeaderConverter",
     "Headers",
     "IllegalWorkerStateException",
+    "NonRestartableException",
     "Predicate",
     "RetriableException",
     "UnavailableException",

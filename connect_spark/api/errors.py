@@ -14,7 +14,8 @@ know. What the runtime does with each is part of the contract:
   decides whether the task fails or the record is skipped (and sent to the dead letter queue).
 * :class:`ConfigException`: a configuration is invalid; raised before anything starts.
 * any other exception from a task hook: the task is FAILED, after a final commit of the work that was
-  already accepted.
+  already accepted. Under a restart policy (``errors.restart.max.attempts``) it is restarted after a
+  back-off, unless it is a :class:`ConfigException` or a :class:`NonRestartableException`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "DataException",
     "ConfigException",
     "IllegalWorkerStateException",
+    "NonRestartableException",
 ]
 
 
@@ -73,4 +75,12 @@ class IllegalWorkerStateException(ConnectException):
 
     For example pausing a partition that is not assigned to it, or asking for the assignment
     before the first ``open``.
+    """
+
+
+class NonRestartableException(ConnectException):
+    """A failure a restart cannot cure (revoked permissions, a table dropped on purpose).
+
+    A task raises it (or an exception caused by it) to stay FAILED even under a restart policy: the
+    runtime never restarts a connector automatically after it, only a person can.
     """

@@ -37,6 +37,7 @@ from connect_spark.config.definition import (
     parse_type,
 )
 from connect_spark.config.worker import EXECUTION_MODE_VALIDATOR
+from connect_spark.config.self_healing import CONNECTOR_SELF_HEALING_DEF
 
 if TYPE_CHECKING:
     from connect_spark.config.worker import WorkerConfig
@@ -125,6 +126,7 @@ CONNECTOR_CONFIG_DEF = (
             "Add __connect.errors.* headers describing the failure to dead letter queue records.", _ERRORS)
     .define("task.execution.mode", Type.STRING, None, EXECUTION_MODE_VALIDATOR, Importance.LOW,
             "Where this connector's SinkTask.put runs: executor or driver. Not set: the worker's.", _SPARK)
+    .define_all(CONNECTOR_SELF_HEALING_DEF)
 )
 """The keys every sink connector has. ``consumer.override.*``, ``producer.override.*``, ``admin.override.*``,
 ``transforms.<alias>.*``, ``predicates.<alias>.*`` and ``*.converter.*`` keys are checked separately."""

@@ -36,6 +36,7 @@ from connect_spark.config.definition import (
 )
 from connect_spark.config.properties import load_properties
 from connect_spark.config.providers import CONFIG_PROVIDERS, ConfigProviders
+from connect_spark.config.self_healing import WORKER_SELF_HEALING_DEF
 
 __all__ = [
     "WORKER_CONFIG_DEF",
@@ -287,6 +288,7 @@ WORKER_CONFIG_DEF = (
             "(record and Arrow tasks with task.execution.mode=driver, DataFrame tasks whose converters and transforms "
             f"have no vectorized form), {EXECUTOR_MAX_OFFSETS_PER_TRIGGER} when the records stay in Spark (tasks on "
             "the executors, DataFrame tasks such as the Delta sink with a vectorized plan).", _SPARK)
+    .define_all(WORKER_SELF_HEALING_DEF)
 )
 """The declared worker keys. ``spark.*``, ``consumer.*``, ``producer.*``, ``admin.*``, ``sasl.*`` and ``ssl.*``
 keys pass through undeclared."""

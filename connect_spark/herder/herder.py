@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.secrets import is_secret_key
+from connect_spark.herder.auto_restart import AutoRestarts
+from connect_spark.herder.initial_offsets import write_initial_offsets
 from connect_spark.herder.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
 from connect_spark.herder.handle import ConnectorHandle, TaskFailure, format_trace
 from connect_spark.status.records import StatusRecord
@@ -110,6 +112,8 @@ class Herder:
         self.generation = 1
         self.started = threading.Event()
         self.stopped = threading.Event()
+        self.auto_restarts = AutoRestarts(worker, self._validate)  # the restart policy (errors.restart.*)
+        self.last_loop: float | None = None  # monotonic time of the supervisor's last loop
 
     # ================================================================================================
     # Requests (REST threads)
@@ -125,14 +129,16 @@ class Herder:
             raise NotFoundError(f"Connector {name} not found")
         return state
 
-    def create_connector(self, name: str, config: Mapping[str, Any],
-                         initial_state: TargetState = TargetState.STARTED) -> ConnectorConfigState:
-        """``POST /connectors``: validate, write target state and config, and let the supervisor start it."""
+    def create_connector(self, name: str, config: Mapping[str, Any], initial_state: TargetState = TargetState.STARTED,
+                         initial_offsets: Mapping[TopicPartition, int] | None = None) -> ConnectorConfigState:
+        """``POST /connectors``: validate, write target state and config, and let the supervisor start it.
+        ``initial_offsets`` (KIP-995) are written first; if the config cannot be written they are removed."""
         props = self._checked_props(name, config)
         with self._requests_lock:
             if self.config_store.get(name) is not None:
                 raise AlreadyExistsError(f"Connector {name} already exists")
-            self.config_store.put_connector_config(name, props, initial_state)
+            write_initial_offsets(self.offset_store, name, initial_offsets,
+                                  lambda: self.config_store.put_connector_config(name, props, initial_state))
         log.info("Connector %s created (initial state %s)", name, initial_state)
         self._mark(name)
         return self.connector_info(name)
@@ -334,6 +340,11 @@ class Herder:
                     self._busy = set()
                     self._idle.notify_all()
                 self._tick_all()
+                self.last_loop = time.monotonic()  # GET /health: the supervisor is turning
+                for name in self.auto_restarts.take_due():
+                    with self._requests_lock:
+                        self._restarts.setdefault(name, (True, False))
+                    self._mark(name)
         finally:
             for name in list(self._owned):
                 self._drop(name, state=State.UNASSIGNED)
@@ -359,6 +370,7 @@ class Herder:
         with self._requests_lock:
             restart = self._restarts.pop(name, None)
         if info is None:
+            self.auto_restarts.forget(name)
             if owned is not None:
                 self._drop(name, state=None)
             self.status_store.destroy(name)
@@ -422,7 +434,7 @@ class Herder:
             log.error("Connector %s FAILED: %s", name, e)
             owned.running = False
             owned.failed = True
-            self._write(name, None, State.FAILED, format_trace(e))
+            self._write(name, None, State.FAILED, self._failure_trace(name, owned, e, format_trace(e)))
             return False
 
     def _tick_all(self) -> None:
@@ -434,19 +446,26 @@ class Herder:
             except TaskFailure as e:
                 owned.running = False
                 owned.failed = True
+                note = self._failure_trace(name, owned, e, "")
                 for task_id, trace in sorted(e.traces.items()):
                     log.error("Task %s-%d FAILED", name, task_id)
-                    self._write(name, task_id, State.FAILED, trace)
+                    self._write(name, task_id, State.FAILED, trace + note)
                 continue
             except Exception as e:
                 owned.running = False
                 owned.failed = True
                 log.error("Connector %s FAILED: %s", name, e)
-                self._write(name, None, State.FAILED, format_trace(e))
+                self._write(name, None, State.FAILED, self._failure_trace(name, owned, e, format_trace(e)))
                 continue
+            self.auto_restarts.running(name)
             if not alive:
                 log.info("Connector %s finished", name)
                 self._drop(name, state=State.UNASSIGNED)
+
+    def _failure_trace(self, name: str, owned: _Owned, error: BaseException, trace: str) -> str:
+        """The status trace of a failure, with the restart policy's planned attempt and time when there is one."""
+        planned = self.auto_restarts.failed(name, owned.properties, error)
+        return trace if planned is None else f"{trace}\n{planned}"
 
     def _drop(self, name: str, state: State | None) -> None:
         """Stop and forget the handle; tasks become ``state`` (``None``: their statuses are removed)."""

@@ -43,6 +43,8 @@ LAG_METRICS: dict[str, tuple[str, str]] = {
     "min-offsets-behind-latest": ("gauge", "Spark's Kafka source: fewest offsets behind latest after the last batch."),
     "max-offsets-behind-latest": ("gauge", "Spark's Kafka source: most offsets behind latest after the last batch."),
     "avg-offsets-behind-latest": ("gauge", "Spark's Kafka source: average offsets behind latest after the last batch."),
+    "record-freshness-ms": ("gauge", "Milliseconds since the timestamp of the newest committed record, per partition."),
+    "record-freshness-max-ms": ("gauge", "Largest record-freshness-ms of the connector's partitions."),
 }
 
 

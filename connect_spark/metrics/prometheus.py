@@ -62,8 +62,10 @@ def render(snapshots: Iterable[Mapping[str, Any]]) -> str:
         for entry in lag.get("partitions", []):
             add("lag", "records-lag", {"connector": connector, "topic": entry["topic"],
                                        "partition": entry["partition"]}, entry["lag"])
+            add("lag", "record-freshness-ms", {"connector": connector, "topic": entry["topic"],
+                                               "partition": entry["partition"]}, entry.get("freshness-ms"))
         for name in LAG_METRICS:
-            if name != "records-lag":
+            if name not in ("records-lag", "record-freshness-ms"):
                 add("lag", name, {"connector": connector}, lag.get(name))
     lines: list[str] = []
     for metric in sorted(families):

@@ -24,6 +24,8 @@ from connect_spark.api.errors import ConfigException, ConnectException
 from connect_spark.herder.errors import BadRequestError, HerderError, NotFoundError
 from connect_spark.herder.herder import Herder
 from connect_spark.rest import entities
+from connect_spark.rest.health import worker_health
+from connect_spark.rest.initial_offsets import initial_offsets
 from connect_spark.status.states import TargetState
 
 __all__ = ["create_app"]
@@ -89,6 +91,11 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
     def server_info() -> dict[str, Any]:
         return {"version": __version__, "commit": "", "kafka_cluster_id": kafka_cluster_id}
 
+    @app.get("/health", summary="Whether the worker is ready: 200 healthy, 503 starting or unhealthy (KIP-1017)")
+    def health() -> JSONResponse:
+        code, body = worker_health(herder)
+        return JSONResponse(body, status_code=code)
+
     # -- connectors ----------------------------------------------------------------------------------
 
     def _info(name: str) -> dict[str, Any]:
@@ -125,8 +132,18 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
         if raw_state is not None and str(raw_state).upper() not in _INITIAL_STATES:
             raise BadRequestError(f"Invalid initial_state {raw_state!r}: one of RUNNING, PAUSED, STOPPED")
         initial = _INITIAL_STATES[str(raw_state).upper()] if raw_state is not None else TargetState.STARTED
-        herder.create_connector(name.strip(), config, initial)
+        offsets = initial_offsets(request.get("offsets"))
+        if offsets:
+            herder.create_connector(name.strip(), config, initial, initial_offsets=offsets)
+        else:
+            herder.create_connector(name.strip(), config, initial)
         return JSONResponse(_info(name.strip()), status_code=201, headers={"Location": f"/connectors/{name.strip()}"})
+
+    @app.post("/connectors/{name}/dlq/replay", summary="Replay the connector's dead letters (dry_run: list them)")
+    def dlq_replay(name: str, request: dict[str, Any] | None = Body(default=None)) -> dict[str, Any]:
+        from connect_spark.dlq_replay.rest import replay_over_rest
+
+        return replay_over_rest(herder, name, request)
 
     @app.get("/connectors/{name}", summary="Connector info")
     def get_connector(name: str) -> dict[str, Any]:

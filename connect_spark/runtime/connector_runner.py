@@ -30,10 +30,12 @@ from connect_spark import plugins
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition, offsets_text
+from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
+from connect_spark.runtime.stalls import StallDetector
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
 from connect_spark.streaming.query import ConnectorQuery, query_name
@@ -117,6 +119,9 @@ class ConnectorRunner:
         self.committed: dict[TopicPartition, int] = {}  # what the offset store holds (for lag metrics)
         self._committer = OffsetCommitter(self.name, self._write_offsets, self._offsets_written)
         self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
+        self.stalls = StallDetector.of(worker, connector, clock)  # errors.stall.*: checked by tick
+        self._batch_started: float | None = None  # when the micro-batch in flight began (stall detection)
+        self.freshness = FreshnessTracker(self._client_kwargs)  # the newest committed record's age, per partition
 
     # -- start ------------------------------------------------------------------------------
 
@@ -184,6 +189,7 @@ class ConnectorRunner:
     def _offsets_written(self, offsets) -> None:
         """Called by the committer after a write: the runner's view of the store (lag metrics)."""
         self.committed.update({tp: off for tp, off in offsets.items() if off is not None})
+        self.freshness.on_committed(offsets)
 
     def _wait(self, seconds: float) -> bool:
         """The processor's back-off wait before a retried ``put``: False as soon as a stop interrupts it."""
@@ -220,6 +226,7 @@ class ConnectorRunner:
         while not self._lock.acquire(timeout=0.1):
             if self._halt.is_set():
                 return
+        self._batch_started = self._clock()
         try:
             if self._halt.is_set():
                 return
@@ -232,6 +239,7 @@ class ConnectorRunner:
             self._halt.set()
         finally:
             self._last_activity = self._clock()
+            self._batch_started = None
             self._lock.release()
 
     # -- metrics ------------------------------------------------------------------------------
@@ -248,7 +256,7 @@ class ConnectorRunner:
     def _on_progress(self, progress: dict[str, Any]) -> None:
         """Called by Spark's listener thread after each micro-batch: keep the progress, log the progress line."""
         self.last_progress = progress
-        log.info("%s", progress_line(self.name, progress, dict(self.committed)))
+        log.info("%s%s", progress_line(self.name, progress, dict(self.committed)), self.freshness.describe())
 
     def metrics(self) -> dict[str, Any]:
         """The connector's metrics (Kafka Connect's sink-task and task-error names per task, lag per
@@ -260,8 +268,10 @@ class ConnectorRunner:
         tasks = processor.task_metrics() if processor is not None else {}
         batches = processor.batches if processor is not None else 0
         records_read = processor.records_read if processor is not None else 0
-        return connector_snapshot(self.name, self.state, self.execution_mode, batches, records_read,
-                                  tasks, dict(self.committed), progress)
+        snapshot = connector_snapshot(self.name, self.state, self.execution_mode, batches, records_read,
+                                      tasks, dict(self.committed), progress)
+        self.freshness.add_to(snapshot)
+        return {**snapshot, "stall": self.stalls.snapshot()}
 
     # -- supervision --------------------------------------------------------------------------
 
@@ -321,6 +331,7 @@ class ConnectorRunner:
                 log.info("%s: drained what was available", self.name)
                 return False
             raise ConnectException(f"The streaming query of connector {self.name} stopped unexpectedly")
+        self.stalls.check(self.committed, self.last_progress, self._batch_started)
         idle_for = self._clock() - self._last_activity
         if idle_for >= max(1.0, (self.worker.trigger if isinstance(self.worker.trigger, int) else 0) / 1000.0):
             if self._lock.acquire(timeout=0.05):
@@ -381,6 +392,7 @@ class ConnectorRunner:
         try:
             from connect_spark.metrics.listener import listener_for
 
+            self.freshness.close()
             listener_for(self.spark).unregister(query_name(self.name))
         except Exception:
             pass

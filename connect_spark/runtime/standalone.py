@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.runtime.connector_runner import ConnectorRunner
+from connect_spark.runtime.restarts import RestartPolicy, RestartTracker
 from connect_spark.runtime.worker_task import TaskFailedError
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class StandaloneWorker:
         self.failures: list[tuple[str, BaseException]] = []
         self._offset_store: OffsetStore | None = None
         self.started = threading.Event()
+        self.restarts: dict[str, RestartTracker] = {}  # the restart policy's state per connector
+        self._waiting: list[ConnectorConfig] = []  # failed connectors with an automatic restart planned
 
     def request_stop(self) -> None:
         """Ask for a graceful stop: finish the batch in flight, commit, close, stop. Safe from signal handlers."""
@@ -97,32 +100,70 @@ class StandaloneWorker:
                 try:
                     runner.start()
                 except Exception as e:
-                    self._record_failure(runner, e)
-                    runner.stop(failed=True)
+                    self._failed(runner, e)
                     continue
                 active.append(runner)
             self.started.set()
-            while active and not self._stop_requested.is_set():
+            while (active or self._waiting) and not self._stop_requested.is_set():
                 for runner in list(active):
                     try:
                         alive = runner.tick()
                     except Exception as e:
-                        self._record_failure(runner, e)
-                        runner.stop(failed=True)
                         active.remove(runner)
+                        self._failed(runner, e)
                         continue
                     if not alive:
                         runner.stop()
                         active.remove(runner)
+                    else:
+                        self._tracker(runner.config).on_running()
+                active.extend(self._restart_due(spark))
                 time.sleep(_TICK_SECONDS)
             if active:
                 log.info("Stop requested: finishing the batch in flight, committing and stopping")
             for runner in active:
                 runner.stop()
+            for config in self._waiting:  # stopped while FAILED, before its automatic restart came
+                self.failures.append((config.name, ConnectException(f"Connector {config.name} was stopped while "
+                                                                    "waiting for an automatic restart")))
         finally:
             self.started.set()
             self._offset_store.stop()
         return EXIT_FAILED if self.failures else EXIT_OK
+
+    def _tracker(self, config: "ConnectorConfig") -> RestartTracker:
+        if config.name not in self.restarts:
+            self.restarts[config.name] = RestartTracker(RestartPolicy.of(self.worker, config))
+        return self.restarts[config.name]
+
+    def _failed(self, runner: ConnectorRunner, error: BaseException) -> None:
+        """A runner failed (start or tick): stop it, then plan its automatic restart or record the failure."""
+        runner.stop(failed=True)
+        plan = self._tracker(runner.config).on_failure(error)
+        if plan is None:
+            self._record_failure(runner, error)
+            return
+        log.error("Connector %s FAILED: %s; %s", runner.name, error, plan.describe())
+        self._waiting.append(runner.config)
+
+    def _restart_due(self, spark: "SparkSession") -> list[ConnectorRunner]:
+        """Start the failed connectors whose back-off has passed, from their committed offsets."""
+        started = []
+        for config in [c for c in self._waiting if self._tracker(c).due()]:
+            self._waiting.remove(config)
+            tracker = self._tracker(config)
+            assert self._offset_store is not None
+            runner = ConnectorRunner(spark, self.worker, config, self._offset_store, self.available_now)
+            self.runners.append(runner)
+            log.info("Connector %s: automatic restart, attempt %d", config.name, tracker.attempts)
+            tracker.started()
+            try:
+                runner.start()
+            except Exception as e:
+                self._failed(runner, e)
+                continue
+            started.append(runner)
+        return started
 
     def _record_failure(self, runner: ConnectorRunner, error: BaseException) -> None:
         self.failures.append((runner.name, error))
