@@ -34,7 +34,8 @@ from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.driver_tasks import format_offsets
 from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
-from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
+from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.remote_batches import processor_for
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
 from connect_spark.streaming.query import ConnectorQuery, query_name
@@ -139,12 +140,12 @@ class ConnectorRunner:
         include_headers, why = headers_needed(task_class, self.config, self.worker)
         log.info("%s: record headers %s: %s", self.name, "read" if include_headers else "not read", why)
         client_config = self._client_config()
-        self._processor = choose_processor(ProcessorSetup(
+        self._processor = processor_for(ProcessorSetup(
             spark=self.spark, connector=self.config, worker=self.worker, task_class=task_class,
             task_configs=[dict(c) for c in self.task_configs], client_config=client_config,
             include_headers=include_headers, commit=self._commit, wait=self._wait, clock=self._clock,
             batch_ranges=lambda batch_id: self._stream.batch_ranges(batch_id) if self._stream else None,
-        ))
+        ), read_committed=lambda: self.offset_store.read(self.name))
         self.execution_mode = self._processor.execution_mode
 
         self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
@@ -214,7 +215,9 @@ class ConnectorRunner:
         assert self._stream is not None
         self._halt.clear()
         self._watch_progress()
-        self._stream.start(positions, self.on_batch)
+        # On Spark Connect the processor hands a self-contained function that runs on the server.
+        batch_function = getattr(self._processor, "batch_function", None)
+        self._stream.start(positions, batch_function(positions) if batch_function else self.on_batch)
 
     def on_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
         """Spark's ``foreachBatch`` callback: hand the micro-batch to the processor, under the lock."""

@@ -1,0 +1,57 @@
+"""Connectors started from a Spark Connect session (serverless and shared-access notebooks).
+
+One real Spark Connect server per test session (Spark's own, from the pip-installed pyspark, with the
+Kafka source and Delta jars on it, see :mod:`connect_spark.testing.connect_server`); each connector runs
+from a notebook-like client process (:mod:`connect_spark.testing.connect_client`), whose ``foreachBatch``
+function Spark pickles and runs in the server's Python process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.testing.harness import committed_offsets, worker_properties
+from connect_spark.testing.kafka import create_topic, produce
+
+
+@pytest.fixture(scope="session")
+def connect_server(jars, tmp_path_factory):
+    """A Spark Connect server on 127.0.0.1 for the whole test session."""
+    from connect_spark.testing.connect_server import ConnectServer
+
+    server = ConnectServer(tmp_path_factory.mktemp("connect-server") / "server.log").start()
+    yield server
+    server.stop()
+
+
+def run_client(server, spec: dict, work_dir: Path, timeout: float = 300) -> dict:
+    """Run the notebook client to its end; its JSON outcome line (the process log is kept in ``work_dir``)."""
+    log = work_dir / "client.log"
+    with open(log, "ab") as out:
+        done = subprocess.run([sys.executable, "-m", "connect_spark.testing.connect_client", server.url,
+                               json.dumps(spec)], stdout=subprocess.PIPE, stderr=out, timeout=timeout)
+    lines = done.stdout.decode().strip().splitlines()
+    assert lines, f"the client printed nothing (exit {done.returncode}): {log.read_text()[-3000:]}"
+    return json.loads(lines[-1])
+
+
+@pytest.mark.parametrize("mode", ["driver", "executor"])
+def test_record_task_drains_available_now_and_commits(connect_server, bootstrap_servers, topic_name, work_dir, mode):
+    create_topic(bootstrap_servers, topic_name, 2)
+    produce(bootstrap_servers, topic_name, ((i % 2, None, f"v{i}".encode(), []) for i in range(40)))
+    worker = worker_properties(bootstrap_servers, work_dir, task_execution_mode=mode,
+                               **{"value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    sink = Path(work_dir) / "sink.txt"
+    name = f"sc-{mode}-{topic_name}"
+    connector = {"name": name, "connector.class": "FileStreamSink", "topics": topic_name, "file": str(sink)}
+    outcome = run_client(connect_server, {"worker": worker, "connector": connector, "available_now": True},
+                         Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None
+    assert sorted(sink.read_text().splitlines()) == sorted(f"v{i}" for i in range(40))
+    assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 20, TopicPartition(topic_name, 1): 20}
