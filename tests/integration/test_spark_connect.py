@@ -55,3 +55,41 @@ def test_record_task_drains_available_now_and_commits(connect_server, bootstrap_
     assert outcome["exit_code"] == 0 and outcome["error"] is None
     assert sorted(sink.read_text().splitlines()) == sorted(f"v{i}" for i in range(40))
     assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 20, TopicPartition(topic_name, 1): 20}
+
+
+def _orders(bootstrap: str, topic: str, start: int, count: int, bad_every: int = 0) -> None:
+    """Orders as JSON on two partitions; with ``bad_every``, every such record is not JSON (for the DLQ)."""
+    produce(bootstrap, topic, (
+        (i % 2, json.dumps({"order_id": i}).encode(),
+         b"{not json" if bad_every and i % bad_every == 0 else
+         json.dumps({"order_id": i, "amount": i, "note": f"n{i}"}).encode(), [])
+        for i in range(start, start + count)))
+
+
+def _json_worker(bootstrap: str, work_dir, **extra) -> dict[str, str]:
+    return worker_properties(bootstrap, work_dir, key_converter="org.apache.kafka.connect.json.JsonConverter",
+                             key_converter_schemas_enable="false",
+                             value_converter="org.apache.kafka.connect.json.JsonConverter",
+                             value_converter_schemas_enable="false", **extra)
+
+
+def test_delta_sink_with_a_dlq_writes_every_record_once(connect_server, spark, bootstrap_servers, topic_name,
+                                                       work_dir):
+    from connect_spark.testing.kafka import read_topic, topic_end_offsets
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    _orders(bootstrap_servers, topic_name, 0, 120, bad_every=10)
+    dlq = f"{topic_name}-dlq"
+    table = str(Path(work_dir) / "delta" / "orders")
+    name = f"sc-delta-{topic_name}"
+    connector = {"name": name, "connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": table,
+                 "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+                 "errors.deadletterqueue.topic.replication.factor": "1"}
+    worker = _json_worker(bootstrap_servers, work_dir, max_offsets_per_trigger=50)
+    outcome = run_client(connect_server, {"worker": worker, "connector": connector, "available_now": True},
+                         Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None
+    ids = sorted(r["order_id"] for r in spark.read.format("delta").load(table).select("order_id").collect())
+    assert ids == [i for i in range(120) if i % 10]
+    assert sorted(json.loads(r.key)["order_id"] for r in read_topic(bootstrap_servers, dlq)) == list(range(0, 120, 10))
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
