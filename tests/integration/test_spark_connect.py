@@ -93,3 +93,40 @@ def test_delta_sink_with_a_dlq_writes_every_record_once(connect_server, spark, b
     assert ids == [i for i in range(120) if i % 10]
     assert sorted(json.loads(r.key)["order_id"] for r in read_topic(bootstrap_servers, dlq)) == list(range(0, 120, 10))
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+
+
+def test_delta_sink_exactly_once_when_the_client_is_killed_mid_stream(connect_server, spark, bootstrap_servers,
+                                                                      topic_name, work_dir):
+    """The notebook dies (kill -9) while its drain runs; the next start re-delivers from connect-offsets and
+    the table holds every record once."""
+    from pyspark.errors import AnalysisException
+
+    from connect_spark.testing.kafka import topic_end_offsets
+    from connect_spark.testing.waiting import wait_for
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    _orders(bootstrap_servers, topic_name, 0, 100)
+    table = str(Path(work_dir) / "delta" / "orders")
+    name = f"sc-kill-{topic_name}"
+    connector = {"name": name, "connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": table}
+    worker = _json_worker(bootstrap_servers, work_dir, max_offsets_per_trigger=25)
+    spec = {"worker": worker, "connector": connector, "available_now": True}
+    with open(Path(work_dir) / "killed-client.log", "ab") as log:
+        client = subprocess.Popen([sys.executable, "-m", "connect_spark.testing.connect_client", connect_server.url,
+                                   json.dumps(spec)], stdout=log, stderr=log)
+    try:
+        wait_for(lambda: spark.read.format("delta").load(table).count() > 0, timeout=240,
+                 what="the first batch in the table", proc=client, ignore=(AnalysisException,))
+    finally:
+        client.kill()
+        client.wait(30)
+    # The server's query outlives its client and drains on; the next start must not write anything twice.
+    first_end = topic_end_offsets(bootstrap_servers, topic_name)
+    wait_for(lambda: committed_offsets(worker, name) == first_end, timeout=240, interval=1.0,
+             what="the orphaned drain's last commit")
+    _orders(bootstrap_servers, topic_name, 100, 50)
+    outcome = run_client(connect_server, spec, Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None
+    ids = sorted(r["order_id"] for r in spark.read.format("delta").load(table).select("order_id").collect())
+    assert ids == list(range(150))
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
