@@ -130,3 +130,18 @@ def test_delta_sink_exactly_once_when_the_client_is_killed_mid_stream(connect_se
     ids = sorted(r["order_id"] for r in spark.read.format("delta").load(table).select("order_id").collect())
     assert ids == list(range(150))
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+
+
+def test_stop_of_a_continuous_connector_ends_with_its_commit(connect_server, bootstrap_servers, topic_name, work_dir):
+    create_topic(bootstrap_servers, topic_name, 1)
+    produce(bootstrap_servers, topic_name, ((0, None, f"v{i}".encode(), []) for i in range(30)))
+    worker = worker_properties(bootstrap_servers, work_dir, trigger="500ms",
+                               **{"value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    sink = Path(work_dir) / "sink.txt"
+    name = f"sc-stop-{topic_name}"
+    connector = {"name": name, "connector.class": "FileStreamSink", "topics": topic_name, "file": str(sink)}
+    outcome = run_client(connect_server, {"worker": worker, "connector": connector, "stop_after_records": 30,
+                                          "records_file": str(sink)}, Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None and outcome["progress"]
+    assert sink.read_text().splitlines() == [f"v{i}" for i in range(30)]
+    assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 30}
