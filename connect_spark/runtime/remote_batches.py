@@ -197,6 +197,9 @@ class _Runtime:
             worker_task = unit.worker_task
             if worker_task.started and worker_task.assignment:
                 worker_task.commit_offsets(closing=False)
+        collect_rewinds = getattr(processor, "collect_rewinds", None)
+        if collect_rewinds is not None:  # a failed pre_commit or a seek asks for records again
+            collect_rewinds()
         if processor.restart_from is not None:
             raise ConnectException(f"Connector {self.name}: records must be read again from "
                                    f"{processor.restart_from}, which needs a new query generation; not supported "
