@@ -93,6 +93,17 @@ def test_delta_sink_with_a_dlq_writes_every_record_once(connect_server, spark, b
     assert ids == [i for i in range(120) if i % 10]
     assert sorted(json.loads(r.key)["order_id"] for r in read_topic(bootstrap_servers, dlq)) == list(range(0, 120, 10))
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+    # The same connector on a classic session: the same rows and offsets.
+    from connect_spark.testing.harness import run_connector
+
+    classic_table = str(Path(work_dir) / "delta" / "classic")
+    classic = run_connector({**connector, "name": f"{name}-classic", "delta.table.path": classic_table,
+                             "errors.deadletterqueue.topic.name": f"{dlq}-classic"},
+                            bootstrap_servers, work_dir, spark=spark, worker=worker)
+    assert classic.exit_code == 0 and classic.committed == committed_offsets(worker, name)
+    columns = ["order_id", "amount", "note"]
+    assert (sorted(spark.read.format("delta").load(classic_table).select(*columns).collect())
+            == sorted(spark.read.format("delta").load(table).select(*columns).collect()))
 
 
 def test_delta_sink_exactly_once_when_the_client_is_killed_mid_stream(connect_server, spark, bootstrap_servers,
