@@ -42,18 +42,27 @@ def run_client(server, spec: dict, work_dir: Path, timeout: float = 300) -> dict
 
 
 @pytest.mark.parametrize("mode", ["driver", "executor"])
-def test_record_task_drains_available_now_and_commits(connect_server, bootstrap_servers, topic_name, work_dir, mode):
+def test_record_task_with_a_dlq_drains_available_now_and_commits(connect_server, bootstrap_servers, topic_name,
+                                                                 work_dir, mode):
+    from connect_spark.testing.kafka import read_topic
+
     create_topic(bootstrap_servers, topic_name, 2)
-    produce(bootstrap_servers, topic_name, ((i % 2, None, f"v{i}".encode(), []) for i in range(40)))
+    produce(bootstrap_servers, topic_name, ((i % 2, str(i).encode(), b"{bad" if i % 10 == 3 else
+                                             json.dumps(f"v{i}").encode(), []) for i in range(40)))
     worker = worker_properties(bootstrap_servers, work_dir, task_execution_mode=mode,
-                               **{"value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+                               **{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                                  "value.converter.schemas.enable": "false"})
     sink = Path(work_dir) / "sink.txt"
     name = f"sc-{mode}-{topic_name}"
-    connector = {"name": name, "connector.class": "FileStreamSink", "topics": topic_name, "file": str(sink)}
+    dlq = f"{topic_name}-dlq"
+    connector = {"name": name, "connector.class": "FileStreamSink", "topics": topic_name, "file": str(sink),
+                 "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+                 "errors.deadletterqueue.topic.replication.factor": "1"}
     outcome = run_client(connect_server, {"worker": worker, "connector": connector, "available_now": True},
                          Path(work_dir))
     assert outcome["exit_code"] == 0 and outcome["error"] is None
-    assert sorted(sink.read_text().splitlines()) == sorted(f"v{i}" for i in range(40))
+    assert sorted(sink.read_text().splitlines()) == sorted(f"v{i}" for i in range(40) if i % 10 != 3)
+    assert sorted(int(r.key) for r in read_topic(bootstrap_servers, dlq)) == [3, 13, 23, 33]
     assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 20, TopicPartition(topic_name, 1): 20}
 
 
