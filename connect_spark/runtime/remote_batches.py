@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from connect_spark.api.bulk import DataFrameSinkTask
@@ -97,6 +98,7 @@ class RemoteProcessor(BatchProcessor):
         return {}
 
 
+@dataclass
 class RemoteBatchFunction:
     """The picklable ``foreachBatch`` function of a connector on Spark Connect (see the module docstring).
 
@@ -104,18 +106,15 @@ class RemoteBatchFunction:
     first call (:meth:`_build`) is not pickled and lives as long as that process.
     """
 
-    def __init__(self, run_id: str, connector_props: dict[str, Any], worker_props: dict[str, Any],
-                 task_class: type, task_configs: list[dict[str, str]], client_config: dict[str, Any],
-                 include_headers: bool, positions: dict[TopicPartition, int]) -> None:
-        self.run_id = run_id
-        self.connector_props = connector_props
-        self.worker_props = worker_props
-        self.task_class = task_class
-        self.task_configs = task_configs
-        self.client_config = client_config
-        self.include_headers = include_headers
-        self.positions = positions
-        self._runtime: _Runtime | None = None
+    run_id: str
+    connector_props: dict[str, Any]
+    worker_props: dict[str, Any]
+    task_class: type
+    task_configs: list[dict[str, str]]
+    client_config: dict[str, Any]
+    include_headers: bool
+    positions: dict[TopicPartition, int]
+    _runtime: "_Runtime | None" = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
