@@ -165,3 +165,24 @@ def test_stop_of_a_continuous_connector_ends_with_its_commit(connect_server, boo
     assert outcome["exit_code"] == 0 and outcome["error"] is None and outcome["progress"]
     assert sink.read_text().splitlines() == [f"v{i}" for i in range(30)]
     assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 30}
+
+
+def test_files_sink_in_executor_mode_publishes_each_offset_once(connect_server, bootstrap_servers, topic_name,
+                                                                work_dir):
+    """An ArrowSinkTask through ``mapInArrow`` on Spark Connect."""
+    import pyarrow.parquet as pq
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    _orders(bootstrap_servers, topic_name, 0, 100)
+    out = Path(work_dir) / "files"
+    name = f"sc-files-{topic_name}"
+    connector = {"name": name, "connector.class": "FilesSink", "topics": topic_name, "tasks.max": "2",
+                 "files.dir": str(out), "files.format": "parquet", "files.rotate.records": "10"}
+    worker = _json_worker(bootstrap_servers, work_dir, task_execution_mode="executor")
+    outcome = run_client(connect_server, {"worker": worker, "connector": connector, "available_now": True},
+                         Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None
+    files = sorted((out / topic_name).glob("*.parquet"))
+    ids = sorted(i for f in files for i in pq.read_table(f).column("order_id").to_pylist())
+    assert ids == list(range(100))
+    assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 50, TopicPartition(topic_name, 1): 50}
