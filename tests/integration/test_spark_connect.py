@@ -186,3 +186,28 @@ def test_files_sink_in_executor_mode_publishes_each_offset_once(connect_server, 
     ids = sorted(i for f in files for i in pq.read_table(f).column("order_id").to_pylist())
     assert ids == list(range(100))
     assert committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 50, TopicPartition(topic_name, 1): 50}
+
+
+def test_jdbc_sink_inserts_every_record_once(connect_server, bootstrap_servers, postgres, topic_name, work_dir):
+    import psycopg
+
+    from connect_spark.testing.kafka import topic_end_offsets
+
+    schema = {"type": "struct", "optional": False, "fields": [{"field": "id", "type": "int64", "optional": False},
+                                                              {"field": "name", "type": "string", "optional": True}]}
+    create_topic(bootstrap_servers, topic_name, 2)
+    produce(bootstrap_servers, topic_name, ((i % 2, None, json.dumps({"schema": schema, "payload": {
+        "id": i, "name": f"n{i}"}}).encode(), []) for i in range(40)))
+    table = f"sc_{topic_name.replace('-', '_')}"[:60]
+    name = f"sc-jdbc-{topic_name}"
+    connector = {"name": name, "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": topic_name,
+                 "connection.url": postgres.jdbc_url(), "table.name.format": table, "auto.create": "true"}
+    worker = worker_properties(bootstrap_servers, work_dir, task_execution_mode="executor",
+                               value_converter="org.apache.kafka.connect.json.JsonConverter")
+    outcome = run_client(connect_server, {"worker": worker, "connector": connector, "available_now": True},
+                         Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None
+    with psycopg.connect(postgres.conninfo(), autocommit=True) as conn:
+        rows = conn.execute(f'SELECT id, name FROM "{table}" ORDER BY id').fetchall()
+    assert rows == [(i, f"n{i}") for i in range(40)]
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
