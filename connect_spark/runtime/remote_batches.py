@@ -16,9 +16,10 @@ commits per batch as it always does, and the write to ``connect-offsets`` and th
 completes before the function returns. A killed client or server process therefore re-delivers from
 ``connect-offsets`` on the next start.
 
-What differs from a classic session: a task's ``open`` that seeks backwards, or a redelivery that
-needs a new query generation, fails the query with a message saying so (the next start re-delivers
-from the committed offsets); the notebook's metrics have no per-task counters.
+A task's forward seeks in ``open`` (a sink whose own store is ahead of ``connect-offsets``) drop the
+records below them from the batches. What differs from a classic session: a task's ``open`` that seeks
+backwards, or a redelivery that needs a new query generation, fails the query with a message saying so
+(the next start re-delivers from the committed offsets); the notebook's metrics have no per-task counters.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ class _Runtime:
         self.store = store
         self.name = name
         self.group = group
+        self.skip_below: dict[TopicPartition, int] = {}
 
     @classmethod
     def build(cls, function: RemoteBatchFunction, spark: "SparkSession") -> "_Runtime":
@@ -178,10 +180,13 @@ class _Runtime:
         positions = {**function.positions, **{tp: off for tp, off in store.read(connector.name).items()
                                               if tp in function.positions}}
         opened = processor.open(positions)
-        moved = {tp: off for tp, off in opened.items() if positions.get(tp) != off}
-        if moved:
-            raise ConnectException(f"Connector {connector.name}: a task's open asked to read {moved} again, "
+        back = {tp: off for tp, off in opened.items() if tp in positions and off < positions[tp]}
+        if back:
+            raise ConnectException(f"Connector {connector.name}: a task's open asked to read {back} again, "
                                    "which needs a new query generation; not supported on Spark Connect")
+        # Forward seeks (a sink whose own store is ahead of connect-offsets, e.g. Delta's offsets in its
+        # commits): the query already started lower, so the records below them are dropped here.
+        runtime.skip_below = {tp: off for tp, off in opened.items() if off > positions.get(tp, off)}
         log.info("%s: runtime built in the foreachBatch process (%s mode)", connector.name, processor.execution_mode)
         return runtime
 
@@ -191,6 +196,10 @@ class _Runtime:
 
     def process(self, batch: "DataFrame", batch_id: int) -> None:
         processor = self.processor
+        if self.skip_below:
+            for tp, offset in self.skip_below.items():  # Kafka topic names are [a-zA-Z0-9._-]: no quoting needed
+                batch = batch.filter(f"NOT (topic = '{tp.topic}' AND `partition` = {int(tp.partition)} "
+                                     f"AND `offset` < {int(offset)})")
         processor.process(batch, batch_id)
         for unit in getattr(processor, "units", ()):  # driver-mode tasks: the commit tick, now
             worker_task = unit.worker_task

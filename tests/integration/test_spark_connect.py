@@ -211,3 +211,53 @@ def test_jdbc_sink_inserts_every_record_once(connect_server, bootstrap_servers, 
         rows = conn.execute(f'SELECT id, name FROM "{table}" ORDER BY id').fetchall()
     assert rows == [(i, f"n{i}") for i in range(40)]
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+
+
+def test_delta_sink_exactly_once_when_the_servers_python_process_dies(connect_server, spark, bootstrap_servers,
+                                                                      topic_name, work_dir):
+    """kill -9 of the server's foreachBatch process after a batch: the query fails with a message in the
+    notebook; the next start re-delivers from connect-offsets and the table holds every record once."""
+    import os
+    import signal
+
+    from pyspark.errors import AnalysisException
+
+    from connect_spark.testing.kafka import topic_end_offsets
+    from connect_spark.testing.spark_cluster import descendants
+    from connect_spark.testing.waiting import wait_for
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    _orders(bootstrap_servers, topic_name, 0, 100)
+    table = str(Path(work_dir) / "delta" / "orders")
+    name = f"sc-crash-{topic_name}"
+    connector = {"name": name, "connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": table}
+    worker = _json_worker(bootstrap_servers, work_dir, max_offsets_per_trigger=25)
+    spec = {"worker": worker, "connector": connector, "available_now": True}
+
+    def batch_process() -> int | None:
+        for pid in descendants(connect_server.process.pid):
+            try:
+                if b"foreach_batch_worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return pid
+            except OSError:
+                continue
+        return None
+
+    with open(Path(work_dir) / "crashed-client.log", "ab") as log:
+        client = subprocess.Popen([sys.executable, "-m", "connect_spark.testing.connect_client", connect_server.url,
+                                   json.dumps(spec)], stdout=subprocess.PIPE, stderr=log)
+    try:
+        wait_for(lambda: spark.read.format("delta").load(table).count() > 0, timeout=240,
+                 what="the first batch in the table", proc=client, ignore=(AnalysisException,))
+        os.kill(wait_for(batch_process, timeout=30, what="the server's foreachBatch process"), signal.SIGKILL)
+        out, _ = client.communicate(timeout=240)
+    finally:
+        client.kill()
+    first = json.loads(out.decode().strip().splitlines()[-1])
+    assert first["exit_code"] == 1 and "Python worker" in first["error"], first
+    assert sum(committed_offsets(worker, name).values()) < 100  # the rest is delivered by the next start
+    outcome = run_client(connect_server, spec, Path(work_dir))
+    assert outcome["exit_code"] == 0 and outcome["error"] is None
+    ids = sorted(r["order_id"] for r in spark.read.format("delta").load(table).select("order_id").collect())
+    assert ids == list(range(100))
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
