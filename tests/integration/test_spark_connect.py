@@ -9,15 +9,20 @@ function Spark pickles and runs in the server's Python process.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from pyspark.errors import AnalysisException
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.testing.harness import committed_offsets, worker_properties
-from connect_spark.testing.kafka import create_topic, produce
+from connect_spark.testing.kafka import create_topic, produce, topic_end_offsets
+from connect_spark.testing.spark_cluster import descendants
+from connect_spark.testing.waiting import wait_for
 
 
 @pytest.fixture(scope="session")
@@ -82,9 +87,33 @@ def _json_worker(bootstrap: str, work_dir, **extra) -> dict[str, str]:
                              value_converter_schemas_enable="false", **extra)
 
 
+def _delta_drain_started(server, spark, bootstrap_servers: str, topic_name: str, work_dir, prefix: str, stdout):
+    """A notebook client draining 100 orders into a Delta table 25 a batch, once the first batch is in the table.
+
+    Returns the client process, the worker and client spec, the table path and the connector's name.
+    """
+    create_topic(bootstrap_servers, topic_name, 2)
+    _orders(bootstrap_servers, topic_name, 0, 100)
+    table = str(Path(work_dir) / "delta" / "orders")
+    name = f"{prefix}-{topic_name}"
+    connector = {"name": name, "connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": table}
+    worker = _json_worker(bootstrap_servers, work_dir, max_offsets_per_trigger=25)
+    spec = {"worker": worker, "connector": connector, "available_now": True}
+    with open(Path(work_dir) / f"{prefix}-client.log", "ab") as log:
+        client = subprocess.Popen([sys.executable, "-m", "connect_spark.testing.connect_client", server.url,
+                                   json.dumps(spec)], stdout=stdout or log, stderr=log)
+    try:
+        wait_for(lambda: spark.read.format("delta").load(table).count() > 0, timeout=240,
+                 what="the first batch in the table", proc=client, ignore=(AnalysisException,))
+    except BaseException:
+        client.kill()
+        raise
+    return client, worker, spec, table, name
+
+
 def test_delta_sink_with_a_dlq_writes_every_record_once(connect_server, spark, bootstrap_servers, topic_name,
                                                        work_dir):
-    from connect_spark.testing.kafka import read_topic, topic_end_offsets
+    from connect_spark.testing.kafka import read_topic
 
     create_topic(bootstrap_servers, topic_name, 2)
     _orders(bootstrap_servers, topic_name, 0, 120, bad_every=10)
@@ -119,27 +148,10 @@ def test_delta_sink_exactly_once_when_the_client_is_killed_mid_stream(connect_se
                                                                       topic_name, work_dir):
     """The notebook dies (kill -9) while its drain runs; the next start re-delivers from connect-offsets and
     the table holds every record once."""
-    from pyspark.errors import AnalysisException
-
-    from connect_spark.testing.kafka import topic_end_offsets
-    from connect_spark.testing.waiting import wait_for
-
-    create_topic(bootstrap_servers, topic_name, 2)
-    _orders(bootstrap_servers, topic_name, 0, 100)
-    table = str(Path(work_dir) / "delta" / "orders")
-    name = f"sc-kill-{topic_name}"
-    connector = {"name": name, "connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": table}
-    worker = _json_worker(bootstrap_servers, work_dir, max_offsets_per_trigger=25)
-    spec = {"worker": worker, "connector": connector, "available_now": True}
-    with open(Path(work_dir) / "killed-client.log", "ab") as log:
-        client = subprocess.Popen([sys.executable, "-m", "connect_spark.testing.connect_client", connect_server.url,
-                                   json.dumps(spec)], stdout=log, stderr=log)
-    try:
-        wait_for(lambda: spark.read.format("delta").load(table).count() > 0, timeout=240,
-                 what="the first batch in the table", proc=client, ignore=(AnalysisException,))
-    finally:
-        client.kill()
-        client.wait(30)
+    client, worker, spec, table, name = _delta_drain_started(connect_server, spark, bootstrap_servers, topic_name,
+                                                             work_dir, "sc-kill", None)
+    client.kill()
+    client.wait(30)
     # The server's query outlives its client and drains on; the next start must not write anything twice.
     first_end = topic_end_offsets(bootstrap_servers, topic_name)
     wait_for(lambda: committed_offsets(worker, name) == first_end, timeout=240, interval=1.0,
@@ -191,7 +203,6 @@ def test_files_sink_in_executor_mode_publishes_each_offset_once(connect_server, 
 def test_jdbc_sink_inserts_every_record_once(connect_server, bootstrap_servers, postgres, topic_name, work_dir):
     import psycopg
 
-    from connect_spark.testing.kafka import topic_end_offsets
 
     schema = {"type": "struct", "optional": False, "fields": [{"field": "id", "type": "int64", "optional": False},
                                                               {"field": "name", "type": "string", "optional": True}]}
@@ -217,22 +228,6 @@ def test_delta_sink_exactly_once_when_the_servers_python_process_dies(connect_se
                                                                       topic_name, work_dir):
     """kill -9 of the server's foreachBatch process after a batch: the query fails with a message in the
     notebook; the next start re-delivers from connect-offsets and the table holds every record once."""
-    import os
-    import signal
-
-    from pyspark.errors import AnalysisException
-
-    from connect_spark.testing.kafka import topic_end_offsets
-    from connect_spark.testing.spark_cluster import descendants
-    from connect_spark.testing.waiting import wait_for
-
-    create_topic(bootstrap_servers, topic_name, 2)
-    _orders(bootstrap_servers, topic_name, 0, 100)
-    table = str(Path(work_dir) / "delta" / "orders")
-    name = f"sc-crash-{topic_name}"
-    connector = {"name": name, "connector.class": "DeltaSink", "topics": topic_name, "delta.table.path": table}
-    worker = _json_worker(bootstrap_servers, work_dir, max_offsets_per_trigger=25)
-    spec = {"worker": worker, "connector": connector, "available_now": True}
 
     def batch_process() -> int | None:
         for pid in descendants(connect_server.process.pid):
@@ -243,12 +238,9 @@ def test_delta_sink_exactly_once_when_the_servers_python_process_dies(connect_se
                 continue
         return None
 
-    with open(Path(work_dir) / "crashed-client.log", "ab") as log:
-        client = subprocess.Popen([sys.executable, "-m", "connect_spark.testing.connect_client", connect_server.url,
-                                   json.dumps(spec)], stdout=subprocess.PIPE, stderr=log)
+    client, worker, spec, table, name = _delta_drain_started(connect_server, spark, bootstrap_servers, topic_name,
+                                                             work_dir, "sc-crash", subprocess.PIPE)
     try:
-        wait_for(lambda: spark.read.format("delta").load(table).count() > 0, timeout=240,
-                 what="the first batch in the table", proc=client, ignore=(AnalysisException,))
         os.kill(wait_for(batch_process, timeout=30, what="the server's foreachBatch process"), signal.SIGKILL)
         out, _ = client.communicate(timeout=240)
     finally:
