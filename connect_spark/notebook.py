@@ -13,6 +13,10 @@ The returned :class:`ConnectorQuery` behaves like Spark's ``StreamingQuery`` (``
 ``awaitTermination``, ``stop``, ``exception``, ``lastProgress``, ``recentProgress``, ``status``) while the
 runtime's supervisor runs in a background thread. With ``available_now=True`` it drains what is in the
 topics, commits and ends on its own (``awaitTermination()`` returns when it has).
+
+A Spark Connect session (serverless and shared-access notebooks, ``SparkSession.builder.remote``) works the
+same way: the ``foreachBatch`` function is then a self-contained object that builds the connector's tasks
+in the server's Python process (:mod:`connect_spark.runtime.remote_batches`, ``docs/spark-connect.md``).
 """
 
 from __future__ import annotations
@@ -84,8 +88,9 @@ def start_connector(
     """Validate, start one connector in ``spark`` and return at once with its query handle.
 
     Args:
-        spark: the notebook's session (its Kafka source and Delta jars must be available, as on
-            Databricks; locally, build it with ``connect_spark.spark_session.get_or_create_session``).
+        spark: the notebook's session, classic or Spark Connect (its Kafka source and Delta jars must be
+            available, as on Databricks; locally, build it with
+            ``connect_spark.spark_session.get_or_create_session``).
         connector: the connector's configuration, a dict or a ``.properties`` path.
         worker: the worker configuration (dict or path); ``spark.*`` keys are ignored since the session
             exists already.

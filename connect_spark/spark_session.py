@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_or_create_session", "session_conf", "require_session_support", "artifact_sets_for",
+__all__ = ["get_or_create_session", "session_conf", "require_session_support", "is_remote_session", "artifact_sets_for",
            "CLASS_ARCHIVE_KEY", "JARS_MODE_KEY", "OPTIONAL_JARS_KEY", "SESSION_DEFAULTS", "WORKER_DAEMON_KEY",
            "WORKER_DAEMON_MODULE"]
 
@@ -257,6 +257,16 @@ _SUPPORT = {
 }
 
 
+def is_remote_session(spark: object) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no py4j gateway, no ``sparkContext``, no RDDs).
+
+    The one test every classic-only path asks (the JVM class checks here, the runner's choice of a
+    self-contained ``foreachBatch`` function in :mod:`connect_spark.runtime.remote_batches`). Checked by
+    type, so it never imports Spark Connect's client where it is not installed.
+    """
+    return type(spark).__module__.startswith("pyspark.sql.connect.")
+
+
 def require_session_support(spark: "SparkSession", needs: "tuple[str, ...] | list[str]", connector_name: str) -> None:
     """Refuse a session that lacks Spark's Kafka source or what the connector ``needs`` (``"delta"``).
 
@@ -269,7 +279,7 @@ def require_session_support(spark: "SparkSession", needs: "tuple[str, ...] | lis
     """
     from connect_spark.api.errors import ConnectException
 
-    jvm = getattr(spark, "_jvm", None)
+    jvm = None if is_remote_session(spark) else getattr(spark, "_jvm", None)
     if jvm is None:
         log.debug("%s: the session has no JVM gateway (Spark Connect?); its Kafka and Delta support are not checked",
                   connector_name)

@@ -1,9 +1,9 @@
 """Runs one sink connector: its lifecycle, with the batches left to the processor of its task shape.
 
 The runner starts the connector plugin, asks it for task configurations, chooses the processor of
-the task shape once (:func:`~connect_spark.runtime.processor.choose_processor`), looks up the
-partitions and where each starts, and starts the streaming query
-(:class:`~connect_spark.streaming.query.ConnectorQuery`, one checkpoint generation per start). Then it
+the task shape once (:func:`~connect_spark.runtime.remote_batches.processor_for`; on Spark Connect, one
+whose batch function runs on the server), looks up the partitions and where each starts, and starts the
+streaming query (:class:`~connect_spark.streaming.query.ConnectorQuery`, a checkpoint generation per start). Then it
 supervises: :meth:`ConnectorRunner.tick` restarts the query when the processor needs records again
 from other offsets, notices a drained AvailableNow run or a failure, and gives the processor its idle
 ticks; :meth:`~ConnectorRunner.pause`, :meth:`~ConnectorRunner.resume` and :meth:`~ConnectorRunner.stop`
@@ -13,10 +13,9 @@ the processor's.
 Used by :class:`connect_spark.runtime.standalone.StandaloneWorker` (CLI, ``jobs/``, notebooks) and
 :class:`connect_spark.herder.handle.RunnerHandle` (the REST herder).
 
-Threads: Spark calls :meth:`ConnectorRunner.on_batch` from its streaming thread; the supervisor calls
-:meth:`~ConnectorRunner.tick` from its own. One lock serialises every call into the processor, and
-the query is only ever stopped between batches (stopping it inside a Python ``foreachBatch`` call can
-crash Spark's interruption handling).
+Threads: Spark calls :meth:`~ConnectorRunner.on_batch` from its streaming thread, the supervisor
+:meth:`~ConnectorRunner.tick` from its own; one lock serialises every call into the processor, and the query
+is only stopped between batches (a stop inside ``foreachBatch`` can crash Spark's interruption handling).
 """
 
 from __future__ import annotations
@@ -34,7 +33,8 @@ from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
-from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
+from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.remote_batches import processor_for
 from connect_spark.runtime.stalls import StallDetector
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
@@ -143,12 +143,12 @@ class ConnectorRunner:
         include_headers, why = headers_needed(task_class, self.config, self.worker)
         log.info("%s: record headers %s: %s", self.name, "read" if include_headers else "not read", why)
         client_config = self._client_config()
-        self._processor = choose_processor(ProcessorSetup(
+        self._processor = processor_for(ProcessorSetup(
             spark=self.spark, connector=self.config, worker=self.worker, task_class=task_class,
             task_configs=[dict(c) for c in self.task_configs], client_config=client_config,
             include_headers=include_headers, commit=self._commit, wait=self._wait, clock=self._clock,
             batch_ranges=lambda batch_id: self._stream.batch_ranges(batch_id) if self._stream else None,
-        ))
+        ), read_committed=lambda: self.offset_store.read(self.name))
         self.execution_mode = self._processor.execution_mode
 
         self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
@@ -219,7 +219,8 @@ class ConnectorRunner:
         assert self._stream is not None
         self._halt.clear()
         self._watch_progress()
-        self._stream.start(positions, self.on_batch)
+        batch_function = getattr(self._processor, "batch_function", None)  # Spark Connect: runs on the server
+        self._stream.start(positions, batch_function(positions) if batch_function else self.on_batch)
 
     def on_batch(self, batch_df: "DataFrame", batch_id: int) -> None:
         """Spark's ``foreachBatch`` callback: hand the micro-batch to the processor, under the lock."""

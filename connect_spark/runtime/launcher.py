@@ -45,7 +45,11 @@ def run_standalone(
     available_now: bool = False,
     spark: "SparkSession | None" = None,
 ) -> int:
-    """Validate everything, then run the connectors until drained, failed or stopped; return the exit code."""
+    """Validate everything, then run the connectors until drained, failed or stopped; return the exit code.
+
+    ``spark`` may be a classic or a Spark Connect session (see :mod:`connect_spark.runtime.remote_batches`);
+    without it a classic session is built from the worker's ``spark.*`` keys.
+    """
     try:
         worker, connectors = validate_configs(worker_props, connector_props)
     except ConfigValidationError as e:

@@ -110,9 +110,26 @@ class ConnectorQuery:
             self.query = None
         if query is not None:
             try:
+                self._between_batches(query)
                 query.stop()
             except Exception as e:
                 log.warning("%s: stopping the query raised %r", self.connector_name, e)
+
+    def _between_batches(self, query: "StreamingQuery", timeout: float = 120.0) -> None:
+        """On Spark Connect, wait until no trigger is active before stopping.
+
+        There the ``foreachBatch`` function runs in the server's Python process, out of the runner's
+        lock, and ``stop()`` would interrupt a batch between its ``put`` and its commit (the records
+        would be delivered again on the next start). On a classic session the runner's lock already
+        keeps stops between batches.
+        """
+        from connect_spark.spark_session import is_remote_session
+
+        if not is_remote_session(self.spark):
+            return
+        deadline = time.monotonic() + timeout
+        while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def last_progress(self) -> dict[str, Any] | None:
         """Spark's progress of the last batch, or None."""

@@ -55,7 +55,9 @@ class TableTarget:
         from pyspark.errors import AnalysisException
 
         try:
-            return spark.read.format("delta").load(self.path)
+            frame = spark.read.format("delta").load(self.path)
+            frame.schema  # noqa: B018 - Spark Connect analyses lazily: this asks the server now (classic: free)
+            return frame
         except AnalysisException:  # no table, or not a Delta one, at the path
             return None
 
