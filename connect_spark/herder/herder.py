@@ -12,8 +12,10 @@ Two sides, as Kafka Connect's ``DistributedHerder``:
   reconciliations it ticks every running handle.
 
 On start-up the supervisor reconciles every connector found in the config store, so connectors come
-back after a worker restart with their last target state. One worker owns every connector: several
-workers sharing ``group.id`` and the topics would all run every connector (no rebalancing yet).
+back after a worker restart with their last target state. Alone, a worker owns every connector; in a
+group (``group`` given: a :class:`~connect_spark.herder.membership.WorkerGroup`) it runs only the
+connectors the group's leader assigned to it, stops the ones taken away, and refuses writes (409) while
+the group rebalances.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class Herder:
         handle_factory: HandleFactory,
         worker_id: str,
         validate: Callable[[Mapping[str, Any]], "ConnectorConfig"] | None = None,
+        group: Any = None,
     ) -> None:
         self.worker = worker
         self.config_store = config_store
@@ -108,6 +111,9 @@ class Herder:
         self._idle = threading.Condition()
         self._busy: set[str] = set()
         self.generation = 1
+        self.group = group
+        if group is not None:
+            group.bind_owned(lambda: set(self._owned))
         self.started = threading.Event()
         self.stopped = threading.Event()
 
@@ -158,6 +164,7 @@ class Herder:
         return self.connector_info(name)
 
     def delete_connector(self, name: str) -> None:
+        self.check_not_rebalancing()
         with self._requests_lock:
             self.connector_info(name)
             self.config_store.remove_connector(name)
@@ -179,6 +186,7 @@ class Herder:
         self._mark(name)
 
     def _set_target(self, name: str, state: TargetState) -> None:
+        self.check_not_rebalancing()
         with self._requests_lock:
             if self.connector_info(name).target_state is not state:
                 self.config_store.put_target_state(name, state)
@@ -273,6 +281,7 @@ class Herder:
     # -- helpers ------------------------------------------------------------------------------------
 
     def _checked_props(self, name: str, config: Mapping[str, Any]) -> dict[str, str]:
+        self.check_not_rebalancing()
         if not name or not str(name).strip():
             raise BadRequestError("Connector name is required and must not be empty")
         props = {str(k): (None if v is None else str(v)) for k, v in config.items()}
@@ -300,6 +309,29 @@ class Herder:
                                   "error(s):\n" + "\n".join(lines)) from None
         return config
 
+    def check_not_rebalancing(self) -> None:
+        """Writes wait for the group to settle, as Kafka Connect's (409 Conflict while it rebalances)."""
+        if self.group is not None and self.group.rebalancing:
+            raise ConflictError("Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+
+    def worker_info(self) -> dict[str, Any]:
+        """What ``GET /`` adds about this worker and its group (``group`` only in a worker group)."""
+        info: dict[str, Any] = {"worker_id": self.worker_id}
+        group = self.group
+        if group is not None:
+            info["group"] = {"group_id": self.worker.group_id, "generation": group.generation,
+                             "leader_url": group.leader_url, "leader": group.is_leader,
+                             "rebalancing": group.rebalancing, "rebalances": group.rebalances,
+                             "assigned": sorted(group.assigned())}
+        return info
+
+    def assignment_changed(self) -> None:
+        """The group's assignment or membership changed (called from the group thread): reconcile everything."""
+        with self._idle:
+            self._dirty.update(self.config_store.connectors())
+            self._dirty.update(self._owned)
+        self._wake.set()
+
     def _mark(self, name: str) -> None:
         with self._idle:
             self._dirty.add(name)
@@ -320,16 +352,22 @@ class Herder:
             with self._idle:
                 self._dirty.update(self.config_store.connectors())
             self.started.set()
+            next_sweep = 0.0
             while not self._stop_requested.is_set():
                 self._wake.wait(_TICK_SECONDS)
                 self._wake.clear()
                 if self._stop_requested.is_set():
                     break
+                if self.group is not None and time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + 1.0  # configs written by other workers reach the owner
+                    self.assignment_changed()
                 with self._idle:
                     dirty, self._dirty = set(self._dirty), set()
                     self._busy = set(dirty)
                 for name in sorted(dirty):
                     self._reconcile_safely(name)
+                if self.group is not None:
+                    self.group.revocations_done()
                 with self._idle:
                     self._busy = set()
                     self._idle.notify_all()
@@ -356,12 +394,18 @@ class Herder:
         """Make the owned handle of ``name`` match what the config store says."""
         info = self.config_store.get(name)
         owned = self._owned.get(name)
+        if self.group is not None and info is not None and name not in self.group.assigned():
+            if owned is not None:
+                log.info("Connector %s: no longer assigned to this worker, stopping it", name)
+                self._drop(name, state=State.UNASSIGNED)
+            return
         with self._requests_lock:
             restart = self._restarts.pop(name, None)
         if info is None:
             if owned is not None:
                 self._drop(name, state=None)
-            self.status_store.destroy(name)
+            if owned is not None or self.group is None or self.group.is_leader:
+                self.status_store.destroy(name)
             return
         if owned is not None and (owned.properties != info.properties or restart is not None):
             log.info("Connector %s: %s", name, "restarting" if restart is not None else "config changed, restarting")
@@ -477,9 +521,15 @@ class Herder:
         self._write(name, None, state)
 
     def _write(self, name: str, task: int | None, state: State, trace: str | None = None) -> None:
+        generation = self.generation
+        if self.group is not None:
+            if self.group.fenced():  # another worker may own it now: its status is the one to keep
+                log.info("Connector %s: not writing %s, this worker lost its group membership", name, state.value)
+                return
+            generation = self.group.generation
         current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
         check_transition(current.state if current else None, state, task=task is not None)
-        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, self.generation))
+        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, generation))
 
 
 def _with_state(status: StatusRecord, state: State) -> StatusRecord:

@@ -87,7 +87,8 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
 
     @app.get("/", summary="Worker version and Kafka cluster")
     def server_info() -> dict[str, Any]:
-        return {"version": __version__, "commit": "", "kafka_cluster_id": kafka_cluster_id}
+        info = {"version": __version__, "commit": "", "kafka_cluster_id": kafka_cluster_id}
+        return {**info, **herder.worker_info()} if hasattr(herder, "worker_info") else info
 
     # -- connectors ----------------------------------------------------------------------------------
 
