@@ -205,9 +205,11 @@ class Herder:
         plain = not include_tasks and not only_failed
         if info.target_state is TargetState.STOPPED or not (restart_connector or restart_tasks):
             return None if plain else status
-        with self._requests_lock:
-            self._restarts[name] = (include_tasks, only_failed)
-        self._mark(name)
+        if not self._forwarded(name, f"/connectors/{name}/restart",
+                               {"includeTasks": str(include_tasks).lower(), "onlyFailed": str(only_failed).lower()}):
+            with self._requests_lock:
+                self._restarts[name] = (include_tasks, only_failed)
+            self._mark(name)
         if plain:
             return None
         shown_connector = status.connector
@@ -221,9 +223,23 @@ class Herder:
         info = self.connector_info(name)
         if task < 0 or task >= max(len(info.task_configs), len(self.status_store.tasks(name))):
             raise NotFoundError(f"Task {name}-{task} not found")
+        if self._forwarded(name, f"/connectors/{name}/tasks/{task}/restart", {}):
+            return
         with self._requests_lock:
             self._restarts[name] = (True, False)
         self._mark(name)
+
+    def _forwarded(self, name: str, path: str, query: dict[str, str]) -> bool:
+        """In a group, send a restart to the worker running ``name`` when it is another one; True when sent."""
+        if self.group is None or name in self._owned:
+            return False
+        status = self.status_store.connector(name)
+        if status is None or not status.worker_id or status.worker_id == self.worker_id:
+            return False
+        from connect_spark.herder.forwarding import forward_post
+
+        forward_post(status.worker_id, path, query, self.worker.rest_basic_auth)
+        return True
 
     def connector_status(self, name: str) -> ConnectorStatus:
         self.connector_info(name)
@@ -269,14 +285,21 @@ class Herder:
             raise BadRequestError(
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
                 f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
-        # The stop may still be in progress on the supervisor: wait until its final commit is done.
+        # The stop may still be in progress on the supervisor (in a group: on the worker that ran it, until
+        # it writes STOPPED): wait until its final commit is done.
         deadline = time.monotonic() + timeout_s
         with self._idle:
-            while name in self._owned or name in self._dirty or name in self._busy:
+            while name in self._owned or name in self._dirty or name in self._busy or self._stopping_elsewhere(name):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise ConflictError(f"Connector {name} is still stopping; try again shortly")
                 self._idle.wait(min(remaining, 0.5))
+
+    def _stopping_elsewhere(self, name: str) -> bool:
+        if self.group is None:
+            return False
+        status = self.status_store.connector(name)
+        return status is not None and status.state is not State.STOPPED
 
     # -- helpers ------------------------------------------------------------------------------------
 

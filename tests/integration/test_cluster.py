@@ -15,7 +15,7 @@ from connect_spark.config.properties import format_properties
 from connect_spark.storage.offsets import UnexpectedOffsetRecord, decode_record
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.kafka import create_topic, produce, read_topic
-from connect_spark.testing.recording import read_recorded_records
+from connect_spark.testing.recording import read_recorded_calls, read_recorded_records
 from tests.integration.test_distributed import call, free_port, start_worker, stop_worker, wait_for
 
 CONNECTORS = [f"c{i}" for i in range(6)]
@@ -72,6 +72,14 @@ class Cluster:
 
 def delivered(work_dir, name):
     return {r["offset"] for r in read_recorded_records(work_dir / "rec" / name)}
+
+
+def task_starts(work_dir, name):
+    return [c for c in read_recorded_calls(work_dir / "rec" / name) if c["call"] == "start"]
+
+
+def placed_index(cluster, worker_id):
+    return next(i for i in range(3) if cluster.worker_id(i) == worker_id)
 
 
 def produce_all(bootstrap_servers, topics, start, count):
@@ -143,6 +151,13 @@ def test_three_workers_share_fail_over_and_fence(bootstrap_servers, topic_name, 
         assert sorted(list(placed.values()).count(cluster.worker_id(i)) for i in range(3)) == [2, 2, 2], placed
         for name in CONNECTORS:
             wait_for(lambda: delivered(work_dir, name) >= set(range(5)), 120, f"{name}'s first records")
+
+        # A restart asked of a worker that does not run the connector reaches the one that does.
+        other = next(i for i in range(3) if cluster.worker_id(i) != placed["c0"])
+        starts = len(task_starts(work_dir, "c0"))
+        assert call(cluster.url(other) + "/connectors/c0/restart", "POST")[0] == 204
+        wait_for(lambda: len(task_starts(work_dir, "c0")) > starts, 120, "c0 restarted by its worker")
+        assert {c["pid"] for c in task_starts(work_dir, "c0")} == {cluster.procs[placed_index(cluster, placed["c0"])].pid}
 
         # kill -9 of worker 1: its connectors run again on the others, nothing lost.
         victim = cluster.worker_id(1)
