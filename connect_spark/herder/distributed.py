@@ -126,9 +126,9 @@ class DistributedWorker:
                                  group=self.group)
             server.app = create_app(self.herder, worker.rest_basic_auth, _kafka_cluster_id(worker))
             self.server = server
-            server.start()
-            if self.group is not None:
+            if self.group is not None:  # joined before serving: GET / then names the group's leader
                 self.group.start()
+            server.start()
             if self._stop_requested.is_set():
                 self.herder.request_stop()
             log.info("Distributed worker %s running; connectors: %s", worker_id,

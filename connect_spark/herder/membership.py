@@ -101,7 +101,7 @@ class WorkerGroup:
             self, self._client, group_id=worker.group_id, session_timeout_ms=worker.session_timeout_ms,
             heartbeat_interval_ms=worker.heartbeat_interval_ms, max_poll_interval_ms=worker.rebalance_timeout_ms,
             retry_backoff_ms=100, api_version=manager.broker_version)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._assigned: frozenset[str] = frozenset()
         self._revoked: frozenset[str] = frozenset()
         self._owned: Callable[[], set[str]] = lambda: set()
@@ -124,8 +124,10 @@ class WorkerGroup:
 
     def assigned(self) -> frozenset[str]:
         """The connectors this worker must run now (nothing while fenced)."""
+        if self.fenced():
+            return frozenset()
         with self._lock:
-            return frozenset() if self.fenced() else self._assigned
+            return self._assigned
 
     def fenced(self) -> bool:
         """True when this worker may no longer act for the group: never joined, forgotten, or its session expired."""
@@ -136,7 +138,10 @@ class WorkerGroup:
         if state is KafkaMemberState.STABLE:
             heartbeat = coordinator.heartbeat
             last = max(heartbeat.last_receive, heartbeat.last_reset)
-            return time.monotonic() - last > self.worker.session_timeout_ms / 1000
+            if time.monotonic() - last > self.worker.session_timeout_ms / 1000:
+                with self._lock:  # latched: a late heartbeat answer does not unfence; only the next join does
+                    self.generation = -1
+                return True
         return False
 
     def revocations_done(self) -> None:
