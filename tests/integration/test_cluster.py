@@ -183,19 +183,28 @@ def test_three_workers_share_fail_over_and_fence(bootstrap_servers, topic_name, 
             assert [s for s, w in history[name] if w == after[name]][-1] == "RUNNING", history[name]
         killed.discard(victim)
 
-        # Worker 2 suspended past its session timeout: the others take over, a write during that rebalance
-        # gets 409 and succeeds when retried; resumed, worker 2 stops its connectors and commits nothing stale.
-        cluster.procs[2].send_signal(signal.SIGSTOP)
+        # A worker that does not lead suspended past its session timeout: the others take over. A connector
+        # created meanwhile starts a rebalance that waits for the suspended worker's session to expire: a
+        # write then gets 409 and succeeds when retried. Resumed, the worker stops its connectors and commits
+        # nothing stale.
+        leader_url = cluster.leader(0)
+        s = next(i for i in (2, 1, 0) if cluster.url(i) != leader_url)
+        w = next(i for i in range(3) if i != s)
+        cluster.procs[s].send_signal(signal.SIGSTOP)
+        extra = {"connector.class": "RecordingSink", "topics": topics[0], "tasks.max": "1",
+                 "recording.dir": str(work_dir / "rec" / "extra")}
+        wait_for(lambda: call(cluster.url(w) + "/connectors", "POST",
+                              {"name": "extra", "config": extra, "initial_state": "STOPPED"})[0] == 201, 60, "extra")
         config = {"connector.class": "RecordingSink", "topics": topics[0], "tasks.max": "1",
                   "recording.dir": str(work_dir / "rec" / "c0")}
-        wait_for(lambda: call(cluster.url(0) + "/connectors/c0/config", "PUT", config)[0] == 409, 60, "a 409")
-        wait_for(lambda: call(cluster.url(0) + "/connectors/c0/config", "PUT", config)[0] == 200, 60, "the retry")
-        stopped = cluster.worker_id(2)
+        wait_for(lambda: call(cluster.url(w) + "/connectors/c0/config", "PUT", config)[0] == 409, 60, "a 409")
+        wait_for(lambda: call(cluster.url(w) + "/connectors/c0/config", "PUT", config)[0] == 200, 60, "the retry")
+        stopped = cluster.worker_id(s)
         wait_for(lambda: (lambda p: p if len(p) == 6 and stopped not in p.values() else None)(
-            cluster.placement(0)), 120, "the suspended worker's connectors elsewhere")
+            cluster.placement(w)), 120, "the suspended worker's connectors elsewhere")
         produce_all(bootstrap_servers, topics, 10, 5)
-        cluster.procs[2].send_signal(signal.SIGCONT)
-        wait_for(lambda: "lost its group membership" in cluster.logs[2].read_text(), 60, "the fenced worker's notice")
+        cluster.procs[s].send_signal(signal.SIGCONT)
+        wait_for(lambda: "lost its group membership" in cluster.logs[s].read_text(), 60, "the fenced worker's notice")
         for name in CONNECTORS:
             wait_for(lambda: delivered(work_dir, name) >= set(range(15)), 120, f"{name}'s records after the pause")
         try:
