@@ -345,6 +345,7 @@ class Herder:
             info["group"] = {"group_id": self.worker.group_id, "generation": group.generation,
                              "leader_url": group.leader_url, "leader": group.is_leader,
                              "rebalancing": group.rebalancing, "rebalances": group.rebalances,
+                             "last_rebalance": group.last_rebalance,
                              "assigned": sorted(group.assigned())}
         return info
 

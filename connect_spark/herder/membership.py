@@ -110,6 +110,7 @@ class WorkerGroup:
         self.is_leader = False
         self.rebalancing = True
         self.rebalances = 0
+        self.last_rebalance: dict[str, Any] = {}  # what GET / shows: when the last one started and ended, what moved
         self._lost_since: dict[str, float] = {}
         self._assigned_names: frozenset[str] = frozenset()
         self._rejoin_at: float | None = None
@@ -165,6 +166,7 @@ class WorkerGroup:
                 self.generation = -1
         self.rebalancing = True
         self.rebalances += 1
+        self.last_rebalance = {"started": _now(), "reason": "membership lost" if generation < 0 else "group rebalance"}
         log.info("Worker %s: rebalance started (group %s, generation %d)", self.worker_id,
                  self.worker.group_id, generation)
 
@@ -227,6 +229,9 @@ class WorkerGroup:
             self.generation = generation
             self.leader_url = data.get("leader_url")
             self.is_leader = self.leader_url == self.url
+        self.last_rebalance = {**self.last_rebalance, "ended": _now(), "generation": generation,
+                               "started_connectors": sorted(self._assigned - before),
+                               "stopped_connectors": sorted(before - self._assigned)}
         self.rebalancing = False
         log.info("Worker %s: rebalance done (generation %d, leader %s): runs %s; starts %s; stops %s",
                  self.worker_id, generation, self.leader_url, sorted(self._assigned),
@@ -290,6 +295,10 @@ class WorkerGroup:
         except Exception as e:
             log.debug("Closing the group client raised %r", e)
         log.info("Worker %s left group %s", self.worker_id, self.worker.group_id)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _tasks_max(state: Any) -> int:

@@ -149,6 +149,9 @@ def test_three_workers_share_fail_over_and_fence(bootstrap_servers, topic_name, 
         assert leader == cluster.leader(2)
         placed = wait_for(lambda: (lambda p: p if len(p) == 6 else None)(cluster.placement(1)), 240, "six RUNNING")
         assert sorted(list(placed.values()).count(cluster.worker_id(i)) for i in range(3)) == [2, 2, 2], placed
+        info = call(cluster.url(0) + "/")[1]
+        assert info["worker_id"] == cluster.worker_id(0) and info["group"]["rebalances"] >= 1
+        assert sorted(info["group"]["assigned"]) == sorted(n for n, w in placed.items() if w == cluster.worker_id(0))
         for name in CONNECTORS:
             wait_for(lambda: delivered(work_dir, name) >= set(range(5)), 120, f"{name}'s first records")
 
