@@ -330,10 +330,16 @@ class WorkerConfig(AbstractConfig):
 
     @classmethod
     def _cross_check(cls, props: Mapping[str, Any], values: Mapping[str, Any]) -> list[ConfigIssue]:
+        issues = []
         if values.get("rest.basic.auth.username") and not values.get("rest.basic.auth.password"):
-            return [ConfigIssue("rest.basic.auth.password", None,
-                                "rest.basic.auth.password is required when rest.basic.auth.username is set")]
-        return []
+            issues.append(ConfigIssue("rest.basic.auth.password", None,
+                                      "rest.basic.auth.password is required when rest.basic.auth.username is set"))
+        heartbeat, session = values.get("heartbeat.interval.ms"), values.get("session.timeout.ms")
+        if isinstance(heartbeat, int) and isinstance(session, int) and heartbeat >= session:
+            issues.append(ConfigIssue("heartbeat.interval.ms", heartbeat,
+                                      f"heartbeat.interval.ms must be below session.timeout.ms ({session}), "
+                                      "typically a third of it"))
+        return issues
 
     def _setup(self, originals: Mapping[str, Any], resolved: dict[str, Any], values: dict[str, Any]) -> None:
         super()._setup(originals, resolved, values)

@@ -49,3 +49,4 @@ def test_held_connectors_wait_for_their_worker_or_go_back_to_it():
 def test_weight_breaks_ties_between_members_with_as_many_connectors():
     result = assign(members({"heavy"}, {"light"}), {"heavy": 8, "light": 1, "new": 1}, {})
     assert result.connectors["m1"] == ["light", "new"]
+
