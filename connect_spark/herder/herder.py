@@ -349,6 +349,18 @@ class Herder:
                              "assigned": sorted(group.assigned())}
         return info
 
+    def rebalance_metrics_text(self) -> str:
+        """This worker's rebalance metrics in Prometheus' text format, named as the JMX exporter names Connect's
+        ``connect-worker-rebalance-metrics`` (empty for a worker alone)."""
+        if self.group is None:
+            return ""
+        lines = []
+        for name, value in self.group.rebalance_metrics().items():
+            metric = "kafka_connect_connect_worker_rebalance_metrics_" + name.replace("-", "_")
+            lines += [f"# TYPE {metric} {'counter' if name.endswith('-total') else 'gauge'}",
+                      f'{metric}{{worker_id="{self.worker_id}"}} {value:g}']
+        return "\n".join(lines) + "\n"
+
     def assignment_changed(self) -> None:
         """The group's assignment or membership changed (called from the group thread): reconcile everything."""
         with self._idle:

@@ -110,6 +110,10 @@ class WorkerGroup:
         self.is_leader = False
         self.rebalancing = True
         self.rebalances = 0
+        self.completed_rebalances = 0
+        self._rebalance_started_at: float | None = None
+        self._rebalance_ended_at: float | None = None
+        self._rebalance_seconds_total = 0.0
         self.last_rebalance: dict[str, Any] = {}  # what GET / shows: when the last one started and ended, what moved
         self._lost_since: dict[str, float] = {}
         self._assigned_names: frozenset[str] = frozenset()
@@ -166,6 +170,7 @@ class WorkerGroup:
                 self.generation = -1
         self.rebalancing = True
         self.rebalances += 1
+        self._rebalance_started_at = time.monotonic()
         self.last_rebalance = {"started": _now(), "reason": "membership lost" if generation < 0 else "group rebalance"}
         log.info("Worker %s: rebalance started (group %s, generation %d)", self.worker_id,
                  self.worker.group_id, generation)
@@ -233,10 +238,23 @@ class WorkerGroup:
                                "started_connectors": sorted(self._assigned - before),
                                "stopped_connectors": sorted(before - self._assigned)}
         self.rebalancing = False
+        self.completed_rebalances += 1
+        self._rebalance_ended_at = time.monotonic()
+        if self._rebalance_started_at is not None:
+            self._rebalance_seconds_total += self._rebalance_ended_at - self._rebalance_started_at
         log.info("Worker %s: rebalance done (generation %d, leader %s): runs %s; starts %s; stops %s",
                  self.worker_id, generation, self.leader_url, sorted(self._assigned),
                  sorted(self._assigned - before) or "nothing", sorted(before - self._assigned) or "nothing")
         self.on_change()
+
+    def rebalance_metrics(self) -> dict[str, float]:
+        """Kafka Connect's ``connect-worker-rebalance-metrics`` of this worker (for ``GET /metrics``)."""
+        metrics = {"completed-rebalances-total": float(self.completed_rebalances),
+                   "rebalancing": 1.0 if self.rebalancing else 0.0, "epoch": float(self.generation)}
+        if self._rebalance_ended_at is not None:
+            metrics["time-since-last-rebalance-ms"] = (time.monotonic() - self._rebalance_ended_at) * 1000
+            metrics["rebalance-avg-time-ms"] = self._rebalance_seconds_total * 1000 / max(1, self.completed_rebalances)
+        return metrics
 
     # -- the group thread ----------------------------------------------------------------------------
 

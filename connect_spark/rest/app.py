@@ -236,7 +236,8 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
                 continue
             if snapshot is not None:
                 snapshots.append(snapshot)
-        return Response(render(snapshots), media_type=CONTENT_TYPE)
+        group_text = herder.rebalance_metrics_text() if hasattr(herder, "rebalance_metrics_text") else ""
+        return Response(render(snapshots) + group_text, media_type=CONTENT_TYPE)
 
     # -- plugins -------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ history), not on timing.
 
 import json
 import signal
+import urllib.request
 from collections import defaultdict
 
 from connect_spark.config.properties import format_properties
@@ -152,6 +153,11 @@ def test_three_workers_share_fail_over_and_fence(bootstrap_servers, topic_name, 
         info = call(cluster.url(0) + "/")[1]
         assert info["worker_id"] == cluster.worker_id(0) and info["group"]["rebalances"] >= 1
         assert sorted(info["group"]["assigned"]) == sorted(n for n, w in placed.items() if w == cluster.worker_id(0))
+        with urllib.request.urlopen(cluster.url(0) + "/metrics", timeout=30) as response:
+            metrics = response.read().decode()
+        completed = [line for line in metrics.splitlines()
+                     if line.startswith("kafka_connect_connect_worker_rebalance_metrics_completed_rebalances_total{")]
+        assert len(completed) == 1 and float(completed[0].split()[-1]) >= 1, metrics[-2000:]
         for name in CONNECTORS:
             wait_for(lambda: delivered(work_dir, name) >= set(range(5)), 120, f"{name}'s first records")
 
