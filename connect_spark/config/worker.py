@@ -213,6 +213,18 @@ WORKER_CONFIG_DEF = (
     .define("group.id", Type.STRING, None, None, Importance.LOW,
             "Name of a distributed worker group. Not the sink consumer group, which is connect-<connector name>.",
             _COMMON)
+    .define("session.timeout.ms", Type.INT, 10000, Range.at_least(1), Importance.HIGH,
+            "A distributed worker that sends no heartbeat to the group coordinator for this long leaves the group "
+            "and its connectors move to the others (after scheduled.rebalance.max.delay.ms).", _COMMON)
+    .define("heartbeat.interval.ms", Type.INT, 3000, Range.at_least(1), Importance.HIGH,
+            "How often a distributed worker heartbeats to the group coordinator; below a third of "
+            "session.timeout.ms.", _COMMON)
+    .define("rebalance.timeout.ms", Type.INT, 60000, Range.at_least(1), Importance.MEDIUM,
+            "How long a distributed worker may take to stop the connectors it gives up and rejoin the group "
+            "during a rebalance.", _COMMON)
+    .define("scheduled.rebalance.max.delay.ms", Type.INT, 300000, Range.at_least(0), Importance.LOW,
+            "How long the connectors of a distributed worker that left the group without a graceful stop wait "
+            "for it to come back before they move to the other workers.", _COMMON)
     .define("key.converter", Type.CLASS, NO_DEFAULT, None, Importance.HIGH,
             "Converter for record keys, used by connectors that do not set their own. Required, as in Kafka 4.0. "
             "An alias (StringConverter, JsonConverter, ByteArrayConverter...), a Kafka class name or a Python path. "
@@ -320,10 +332,16 @@ class WorkerConfig(AbstractConfig):
 
     @classmethod
     def _cross_check(cls, props: Mapping[str, Any], values: Mapping[str, Any]) -> list[ConfigIssue]:
+        issues = []
         if values.get("rest.basic.auth.username") and not values.get("rest.basic.auth.password"):
-            return [ConfigIssue("rest.basic.auth.password", None,
-                                "rest.basic.auth.password is required when rest.basic.auth.username is set")]
-        return []
+            issues.append(ConfigIssue("rest.basic.auth.password", None,
+                                      "rest.basic.auth.password is required when rest.basic.auth.username is set"))
+        heartbeat, session = values.get("heartbeat.interval.ms"), values.get("session.timeout.ms")
+        if isinstance(heartbeat, int) and isinstance(session, int) and heartbeat >= session:
+            issues.append(ConfigIssue("heartbeat.interval.ms", heartbeat,
+                                      f"heartbeat.interval.ms must be below session.timeout.ms ({session}), "
+                                      "typically a third of it"))
+        return issues
 
     def _setup(self, originals: Mapping[str, Any], resolved: dict[str, Any], values: dict[str, Any]) -> None:
         super()._setup(originals, resolved, values)
@@ -346,6 +364,22 @@ class WorkerConfig(AbstractConfig):
     @property
     def group_id(self) -> str | None:
         return self._values["group.id"]
+
+    @property
+    def session_timeout_ms(self) -> int:
+        return self._values["session.timeout.ms"]
+
+    @property
+    def heartbeat_interval_ms(self) -> int:
+        return self._values["heartbeat.interval.ms"]
+
+    @property
+    def rebalance_timeout_ms(self) -> int:
+        return self._values["rebalance.timeout.ms"]
+
+    @property
+    def scheduled_rebalance_max_delay_ms(self) -> int:
+        return self._values["scheduled.rebalance.max.delay.ms"]
 
     def kafka_client_config(self) -> dict[str, Any]:
         """The common Kafka client settings: ``bootstrap.servers``, ``security.protocol`` and every ``sasl.*`` /

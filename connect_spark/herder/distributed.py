@@ -6,8 +6,10 @@ last target state, when the worker restarts. What :func:`run_distributed` does, 
 1. validate the worker configuration (exit 2 with every problem listed, before anything starts);
 2. start the offset, config and status stores (creating their compacted topics when missing);
 3. bind the REST listener (``listeners``, default ``http://127.0.0.1:8083``) and start serving;
-4. run the herder's supervisor in the main thread until SIGINT/SIGTERM (or :meth:`DistributedWorker.request_stop`);
-5. stop every connector (final commit), the REST server and the stores; exit 0.
+4. with ``group.id`` set, join the worker group (:class:`~connect_spark.herder.membership.WorkerGroup`): the
+   group's leader assigns every connector to exactly one member;
+5. run the herder's supervisor in the main thread until SIGINT/SIGTERM (or :meth:`DistributedWorker.request_stop`);
+6. stop every connector (final commit), leave the group, stop the REST server and the stores; exit 0.
 
 The SparkSession is built when the first connector starts, from the worker's ``spark.*`` keys.
 """
@@ -69,6 +71,7 @@ class DistributedWorker:
         self._spark_lock = threading.Lock()
         self.herder: Any = None
         self.server: Any = None
+        self.group: Any = None
         self._stop_requested = threading.Event()
 
     def _session(self) -> "SparkSession":
@@ -110,10 +113,21 @@ class DistributedWorker:
             server = RestServer(None, listener)
             host = worker.rest_advertised_host_name or ("127.0.0.1" if server.host in ("0.0.0.0", "::") else server.host)
             worker_id = f"{host}:{server.port}"
+            runner_offsets = offset_store
+            if worker.group_id:
+                from connect_spark.herder.fencing import FencedOffsetStore
+                from connect_spark.herder.membership import WorkerGroup
+
+                self.group = WorkerGroup(worker, worker_id, f"http://{worker_id}", config_store, status_store,
+                                         lambda: self.herder.assignment_changed() if self.herder else None)
+                runner_offsets = FencedOffsetStore(offset_store, self.group.fenced, worker_id)
             self.herder = Herder(worker, config_store, status_store, offset_store,
-                                 lambda config: RunnerHandle(self._session, worker, config, offset_store), worker_id)
+                                 lambda config: RunnerHandle(self._session, worker, config, runner_offsets), worker_id,
+                                 group=self.group)
             server.app = create_app(self.herder, worker.rest_basic_auth, _kafka_cluster_id(worker))
             self.server = server
+            if self.group is not None:  # joined before serving: GET / then names the group's leader
+                self.group.start()
             server.start()
             if self._stop_requested.is_set():
                 self.herder.request_stop()
@@ -121,6 +135,8 @@ class DistributedWorker:
                      ", ".join(config_store.connectors()) or "(none yet)")
             self.herder.run()
         finally:
+            if self.group is not None:  # after the herder's final commits: the leader moves them at once
+                self.group.close()
             if self.server is not None:
                 self.server.stop()
             for store in reversed(started):

@@ -12,8 +12,10 @@ Two sides, as Kafka Connect's ``DistributedHerder``:
   reconciliations it ticks every running handle.
 
 On start-up the supervisor reconciles every connector found in the config store, so connectors come
-back after a worker restart with their last target state. One worker owns every connector: several
-workers sharing ``group.id`` and the topics would all run every connector (no rebalancing yet).
+back after a worker restart with their last target state. Alone, a worker owns every connector; in a
+group (``group`` given: a :class:`~connect_spark.herder.membership.WorkerGroup`) it runs only the
+connectors the group's leader assigned to it, stops the ones taken away, and refuses writes (409) while
+the group rebalances.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class Herder:
         handle_factory: HandleFactory,
         worker_id: str,
         validate: Callable[[Mapping[str, Any]], "ConnectorConfig"] | None = None,
+        group: Any = None,
     ) -> None:
         self.worker = worker
         self.config_store = config_store
@@ -110,6 +113,9 @@ class Herder:
         self._idle = threading.Condition()
         self._busy: set[str] = set()
         self.generation = 1
+        self.group = group
+        if group is not None:
+            group.bind_owned(lambda: set(self._owned))
         self.started = threading.Event()
         self.stopped = threading.Event()
         self.auto_restarts = AutoRestarts(worker, self._validate)  # the restart policy (errors.restart.*)
@@ -164,6 +170,7 @@ class Herder:
         return self.connector_info(name)
 
     def delete_connector(self, name: str) -> None:
+        self.check_not_rebalancing()
         with self._requests_lock:
             self.connector_info(name)
             self.config_store.remove_connector(name)
@@ -185,6 +192,7 @@ class Herder:
         self._mark(name)
 
     def _set_target(self, name: str, state: TargetState) -> None:
+        self.check_not_rebalancing()
         with self._requests_lock:
             if self.connector_info(name).target_state is not state:
                 self.config_store.put_target_state(name, state)
@@ -203,9 +211,11 @@ class Herder:
         plain = not include_tasks and not only_failed
         if info.target_state is TargetState.STOPPED or not (restart_connector or restart_tasks):
             return None if plain else status
-        with self._requests_lock:
-            self._restarts[name] = (include_tasks, only_failed)
-        self._mark(name)
+        if not self._forwarded(name, f"/connectors/{name}/restart",
+                               {"includeTasks": str(include_tasks).lower(), "onlyFailed": str(only_failed).lower()}):
+            with self._requests_lock:
+                self._restarts[name] = (include_tasks, only_failed)
+            self._mark(name)
         if plain:
             return None
         shown_connector = status.connector
@@ -219,9 +229,23 @@ class Herder:
         info = self.connector_info(name)
         if task < 0 or task >= max(len(info.task_configs), len(self.status_store.tasks(name))):
             raise NotFoundError(f"Task {name}-{task} not found")
+        if self._forwarded(name, f"/connectors/{name}/tasks/{task}/restart", {}):
+            return
         with self._requests_lock:
             self._restarts[name] = (True, False)
         self._mark(name)
+
+    def _forwarded(self, name: str, path: str, query: dict[str, str]) -> bool:
+        """In a group, send a restart to the worker running ``name`` when it is another one; True when sent."""
+        if self.group is None or name in self._owned:
+            return False
+        status = self.status_store.connector(name)
+        if status is None or not status.worker_id or status.worker_id == self.worker_id:
+            return False
+        from connect_spark.herder.forwarding import forward_post
+
+        forward_post(status.worker_id, path, query, self.worker.rest_basic_auth)
+        return True
 
     def connector_status(self, name: str) -> ConnectorStatus:
         self.connector_info(name)
@@ -267,18 +291,26 @@ class Herder:
             raise BadRequestError(
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
                 f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
-        # The stop may still be in progress on the supervisor: wait until its final commit is done.
+        # The stop may still be in progress on the supervisor (in a group: on the worker that ran it, until
+        # it writes STOPPED): wait until its final commit is done.
         deadline = time.monotonic() + timeout_s
         with self._idle:
-            while name in self._owned or name in self._dirty or name in self._busy:
+            while name in self._owned or name in self._dirty or name in self._busy or self._stopping_elsewhere(name):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise ConflictError(f"Connector {name} is still stopping; try again shortly")
                 self._idle.wait(min(remaining, 0.5))
 
+    def _stopping_elsewhere(self, name: str) -> bool:
+        if self.group is None:
+            return False
+        status = self.status_store.connector(name)
+        return status is not None and status.state is not State.STOPPED
+
     # -- helpers ------------------------------------------------------------------------------------
 
     def _checked_props(self, name: str, config: Mapping[str, Any]) -> dict[str, str]:
+        self.check_not_rebalancing()
         if not name or not str(name).strip():
             raise BadRequestError("Connector name is required and must not be empty")
         props = {str(k): (None if v is None else str(v)) for k, v in config.items()}
@@ -306,6 +338,42 @@ class Herder:
                                   "error(s):\n" + "\n".join(lines)) from None
         return config
 
+    def check_not_rebalancing(self) -> None:
+        """Writes wait for the group to settle, as Kafka Connect's (409 Conflict while it rebalances)."""
+        if self.group is not None and self.group.rebalancing:
+            raise ConflictError("Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+
+    def worker_info(self) -> dict[str, Any]:
+        """What ``GET /`` adds about this worker and its group (``group`` only in a worker group)."""
+        info: dict[str, Any] = {"worker_id": self.worker_id}
+        group = self.group
+        if group is not None:
+            info["group"] = {"group_id": self.worker.group_id, "generation": group.generation,
+                             "leader_url": group.leader_url, "leader": group.is_leader,
+                             "rebalancing": group.rebalancing, "rebalances": group.rebalances,
+                             "last_rebalance": group.last_rebalance,
+                             "assigned": sorted(group.assigned())}
+        return info
+
+    def rebalance_metrics_text(self) -> str:
+        """This worker's rebalance metrics in Prometheus' text format, named as the JMX exporter names Connect's
+        ``connect-worker-rebalance-metrics`` (empty for a worker alone)."""
+        if self.group is None:
+            return ""
+        lines = []
+        for name, value in self.group.rebalance_metrics().items():
+            metric = "kafka_connect_connect_worker_rebalance_metrics_" + name.replace("-", "_")
+            lines += [f"# TYPE {metric} {'counter' if name.endswith('-total') else 'gauge'}",
+                      f'{metric}{{worker_id="{self.worker_id}"}} {value:g}']
+        return "\n".join(lines) + "\n"
+
+    def assignment_changed(self) -> None:
+        """The group's assignment or membership changed (called from the group thread): reconcile everything."""
+        with self._idle:
+            self._dirty.update(self.config_store.connectors())
+            self._dirty.update(self._owned)
+        self._wake.set()
+
     def _mark(self, name: str) -> None:
         with self._idle:
             self._dirty.add(name)
@@ -326,16 +394,22 @@ class Herder:
             with self._idle:
                 self._dirty.update(self.config_store.connectors())
             self.started.set()
+            next_sweep = 0.0
             while not self._stop_requested.is_set():
                 self._wake.wait(_TICK_SECONDS)
                 self._wake.clear()
                 if self._stop_requested.is_set():
                     break
+                if self.group is not None and time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + 1.0  # configs written by other workers reach the owner
+                    self.assignment_changed()
                 with self._idle:
                     dirty, self._dirty = set(self._dirty), set()
                     self._busy = set(dirty)
                 for name in sorted(dirty):
                     self._reconcile_safely(name)
+                if self.group is not None:
+                    self.group.revocations_done()
                 with self._idle:
                     self._busy = set()
                     self._idle.notify_all()
@@ -367,13 +441,19 @@ class Herder:
         """Make the owned handle of ``name`` match what the config store says."""
         info = self.config_store.get(name)
         owned = self._owned.get(name)
+        if self.group is not None and info is not None and name not in self.group.assigned():
+            if owned is not None:
+                log.info("Connector %s: no longer assigned to this worker, stopping it", name)
+                self._drop(name, state=State.UNASSIGNED)
+            return
         with self._requests_lock:
             restart = self._restarts.pop(name, None)
         if info is None:
             self.auto_restarts.forget(name)
             if owned is not None:
                 self._drop(name, state=None)
-            self.status_store.destroy(name)
+            if owned is not None or self.group is None or self.group.is_leader:
+                self.status_store.destroy(name)
             return
         if owned is not None and (owned.properties != info.properties or restart is not None):
             log.info("Connector %s: %s", name, "restarting" if restart is not None else "config changed, restarting")
@@ -496,9 +576,15 @@ class Herder:
         self._write(name, None, state)
 
     def _write(self, name: str, task: int | None, state: State, trace: str | None = None) -> None:
+        generation = self.generation
+        if self.group is not None:
+            if self.group.fenced():  # another worker may own it now: its status is the one to keep
+                log.info("Connector %s: not writing %s, this worker lost its group membership", name, state.value)
+                return
+            generation = self.group.generation
         current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
         check_transition(current.state if current else None, state, task=task is not None)
-        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, self.generation))
+        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, generation))
 
 
 def _with_state(status: StatusRecord, state: State) -> StatusRecord:

@@ -89,7 +89,8 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
 
     @app.get("/", summary="Worker version and Kafka cluster")
     def server_info() -> dict[str, Any]:
-        return {"version": __version__, "commit": "", "kafka_cluster_id": kafka_cluster_id}
+        info = {"version": __version__, "commit": "", "kafka_cluster_id": kafka_cluster_id}
+        return {**info, **herder.worker_info()} if hasattr(herder, "worker_info") else info
 
     @app.get("/health", summary="Whether the worker is ready: 200 healthy, 503 starting or unhealthy (KIP-1017)")
     def health() -> JSONResponse:
@@ -252,7 +253,8 @@ def create_app(herder: Herder, basic_auth: tuple[str, str] | None = None,
                 continue
             if snapshot is not None:
                 snapshots.append(snapshot)
-        return Response(render(snapshots), media_type=CONTENT_TYPE)
+        group_text = herder.rebalance_metrics_text() if hasattr(herder, "rebalance_metrics_text") else ""
+        return Response(render(snapshots) + group_text, media_type=CONTENT_TYPE)
 
     # -- plugins -------------------------------------------------------------------------------------
 

@@ -63,6 +63,7 @@ class MemoryLog(RecordLog):
         super().__init__()
         self.records: list[tuple[str, bytes | None]] = []
         self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
 
     def start(self) -> int:
         with self._lock:
@@ -118,6 +119,7 @@ class KafkaLog(RecordLog):
         self._client_config = dict(client_config or {})
         self._topic_log: Any = None
         self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
 
     def start(self) -> int:
         """Start the topic's clients (:class:`~connect_spark.kafka.compacted_log.CompactedTopicLog`) and
@@ -168,4 +170,5 @@ class KafkaLog(RecordLog):
             from connect_spark.kafka.errors import KafkaStoreError
 
             raise KafkaStoreError(f"The store on topic {self.topic} is not started")
-        self._topic_log.read_to_end()
+        with self._read_lock:  # the herder's writes and a distributed worker's group thread both read
+            self._topic_log.read_to_end()

@@ -48,6 +48,10 @@ class StatusStore:
     def stop(self) -> None:
         self._log.stop()
 
+    def refresh(self) -> None:
+        """Read what other workers wrote since the last read (the group thread calls it every second)."""
+        self._log.read_to_end()
+
     def _apply(self, key: str, value: bytes | None) -> None:
         try:
             status = rec.decode_status(key, value)
@@ -137,6 +141,7 @@ class ConfigStore:
         self._targets: dict[str, TargetState] = {}
         self._tasks: dict[str, list[dict[str, str]]] = {}
         self._pending_tasks: dict[str, dict[int, dict[str, str]]] = {}
+        self.records_read = 0  # config records applied: what a group member reports when it joins
         record_log.bind(self._apply)
 
     def start(self) -> None:
@@ -152,6 +157,7 @@ class ConfigStore:
         self._log.read_to_end()
 
     def _apply(self, key: str, value: bytes | None) -> None:
+        self.records_read += 1
         try:
             record = rec.decode_config(key, value)
         except rec.UnexpectedRecord as e:
