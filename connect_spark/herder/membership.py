@@ -83,7 +83,7 @@ class WorkerGroup:
                  status_store: "StatusStore", on_change: Callable[[], None]) -> None:
         from kafka.net.compat import KafkaNetClient
 
-        from connect_spark.storage.kafka_util import kafka_client_kwargs
+        from connect_spark.kafka.clients import kafka_client_kwargs
 
         self.worker = worker
         self.worker_id = worker_id
