@@ -41,6 +41,18 @@ def _sampler(spark, bootstrap_servers: str, timeout_s: float = 3.0) -> BatchSamp
     return BatchSampler(spark, kwargs, timeout_s=timeout_s)
 
 
+def _open_delta_task(path: str, name: str, topic: str) -> tuple[DeltaSinkTask, list[TopicPartition]]:
+    """A Delta sink task on ``path`` with both partitions of ``topic`` open, as the runner opens it."""
+    props = {"name": name, "delta.table.path": path}
+    task = DeltaSinkTask()
+    task.initialize(WorkerSinkTaskContext(props))
+    task.start(props)
+    tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+    task.context.set_assignment(set(tps))
+    task.open(tps)
+    return task, tps
+
+
 def test_the_sample_is_the_head_of_each_partition_range_as_a_local_relation(spark, bootstrap_servers, topic_name):
     _fill(bootstrap_servers, topic_name, 10)
     sampler = _sampler(spark, bootstrap_servers)
@@ -89,13 +101,7 @@ def test_the_first_batch_learns_its_shape_without_a_spark_job(spark, bootstrap_s
     frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
                           sampler)
     path = str(tmp_path / "table")
-    props = {"name": "sampled", "delta.table.path": path}
-    task = DeltaSinkTask()
-    task.initialize(WorkerSinkTaskContext(props))
-    task.start(props)
-    tps = [TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)]
-    task.context.set_assignment(set(tps))
-    task.open(tps)
+    task, tps = _open_delta_task(path, "sampled", topic_name)
     plain_jobs = plain_delta_write_jobs(spark, tmp_path)
 
     raw = raw_columns(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
@@ -129,13 +135,7 @@ def test_a_first_batch_whose_sample_has_rows_for_the_per_record_path_skips_the_d
     frames = FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
                           _sampler(spark, bootstrap_servers))
     path = str(tmp_path / "table")
-    props = {"name": "sampled-odd", "delta.table.path": path}
-    task = DeltaSinkTask()
-    task.initialize(WorkerSinkTaskContext(props))
-    task.start(props)
-    tps = [TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)]
-    task.context.set_assignment(set(tps))
-    task.open(tps)
+    task, tps = _open_delta_task(path, "sampled-odd", topic_name)
     raw = raw_columns(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
                       .option("subscribe", topic_name).load())
     ranges = {tp: (0, 20) for tp in tps}

@@ -44,29 +44,39 @@ def _value(i: int) -> bytes:
     return json.dumps({"schema": SCHEMA, "payload": payload}, separators=(",", ":")).encode()
 
 
-def test_arrow_task_gets_spark_converted_frames_and_fallback_rows_keep_errors_and_order(
-        spark, bootstrap_servers, topic_name, work_dir):
-    create_topic(bootstrap_servers, topic_name, 2)
-    produce(bootstrap_servers, topic_name, ((i % 2, None, _value(i), []) for i in range(COUNT)))
-    out, dlq = Path(work_dir) / "frames", f"{topic_name}-dlq"
+def _drain_with_executor_tasks(spark, bootstrap_servers: str, topic: str, work_dir, name: str, tasks_max: int,
+                               schemas_enable: bool):
+    """The topic drained in one batch by a recording Arrow connector (JsonConverter, errors to a DLQ) in
+    executor mode. Returns the processor, the offsets it committed, the topic's end offsets, the folder of
+    the recorded frames and the DLQ topic."""
+    out, dlq = Path(work_dir) / "frames", f"{topic}-dlq"
     connector = ConnectorConfig({
-        "name": f"split-{topic_name}", "connector.class": "connect_spark.testing.arrow_recording.RecordingArrowSinkConnector",
-        "topics": topic_name, "tasks.max": "2", "recording.dir": str(out),
+        "name": f"{name}-{topic}", "connector.class": "connect_spark.testing.arrow_recording.RecordingArrowSinkConnector",
+        "topics": topic, "tasks.max": str(tasks_max), "recording.dir": str(out),
         "key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": JSON,
-        "value.converter.schemas.enable": "true", "errors.tolerance": "all",
+        "value.converter.schemas.enable": str(schemas_enable).lower(), "errors.tolerance": "all",
         "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1"})
     worker = WorkerConfig(worker_properties(bootstrap_servers, work_dir, task_execution_mode="executor"))
     committed: dict[TopicPartition, int] = {}
     setup = ProcessorSetup(spark=spark, connector=connector, worker=worker, task_class=RecordingArrowSinkTask,
-                           task_configs=[{"recording.dir": str(out)}] * 2,
+                           task_configs=[{"recording.dir": str(out)}] * tasks_max,
                            client_config={"bootstrap.servers": bootstrap_servers}, include_headers=False,
                            commit=committed.update, wait=lambda s: True, clock=lambda: 0.0)
     tasks = ExecutorTasks(setup)
     assert tasks.plan is not None
-    ends = {TopicPartition(topic_name, p): end for p, end in end_offsets(bootstrap_servers, topic_name).items()}
+    ends = {TopicPartition(topic, p): end for p, end in end_offsets(bootstrap_servers, topic).items()}
     tasks.open({tp: 0 for tp in ends})
     tasks.process(read_kafka_range(spark, {"bootstrap.servers": bootstrap_servers}, {tp: (0, e) for tp, e in ends.items()},
                                    include_headers=False), 0)
+    return tasks, committed, ends, out, dlq
+
+
+def test_arrow_task_gets_spark_converted_frames_and_fallback_rows_keep_errors_and_order(
+        spark, bootstrap_servers, topic_name, work_dir):
+    create_topic(bootstrap_servers, topic_name, 2)
+    produce(bootstrap_servers, topic_name, ((i % 2, None, _value(i), []) for i in range(COUNT)))
+    tasks, committed, ends, out, dlq = _drain_with_executor_tasks(spark, bootstrap_servers, topic_name, work_dir,
+                                                                   "split", 2, schemas_enable=True)
 
     assert tasks.fallback_rows == 3  # only the three rows the plan could not prove went per record
     assert committed == ends
@@ -100,24 +110,8 @@ def test_a_schemaless_value_of_another_type_goes_to_the_dlq_and_the_others_keep_
 
     create_topic(bootstrap_servers, topic_name, 2)
     produce(bootstrap_servers, topic_name, ((i % 2, None, value(i), []) for i in range(40)))
-    out, dlq = Path(work_dir) / "frames", f"{topic_name}-dlq"
-    connector = ConnectorConfig({
-        "name": f"conflict-{topic_name}", "connector.class": "connect_spark.testing.arrow_recording.RecordingArrowSinkConnector",
-        "topics": topic_name, "tasks.max": "1", "recording.dir": str(out),
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter", "value.converter": JSON,
-        "value.converter.schemas.enable": "false", "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1"})
-    worker = WorkerConfig(worker_properties(bootstrap_servers, work_dir, task_execution_mode="executor"))
-    committed: dict[TopicPartition, int] = {}
-    setup = ProcessorSetup(spark=spark, connector=connector, worker=worker, task_class=RecordingArrowSinkTask,
-                           task_configs=[{"recording.dir": str(out)}],
-                           client_config={"bootstrap.servers": bootstrap_servers}, include_headers=False,
-                           commit=committed.update, wait=lambda s: True, clock=lambda: 0.0)
-    tasks = ExecutorTasks(setup)
-    ends = {TopicPartition(topic_name, p): end for p, end in end_offsets(bootstrap_servers, topic_name).items()}
-    tasks.open({tp: 0 for tp in ends})
-    tasks.process(read_kafka_range(spark, {"bootstrap.servers": bootstrap_servers},
-                                   {tp: (0, e) for tp, e in ends.items()}, include_headers=False), 0)
+    tasks, committed, ends, out, dlq = _drain_with_executor_tasks(spark, bootstrap_servers, topic_name, work_dir,
+                                                                   "conflict", 1, schemas_enable=False)
     assert committed == ends and tasks.fallback_rows == 2
     rows = [row for frame in read_recorded_frames(out)
             for row in frame.select(["original_partition", "original_offset", "value"]).to_pylist()]
