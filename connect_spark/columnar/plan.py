@@ -3,7 +3,7 @@
 Called by the connector runner: :func:`compile_plan` once when the connector starts (``None``, with
 the reason logged, means "use the per-record path for everything"), then :meth:`ColumnarPlan.apply`
 once per micro-batch on the raw Kafka DataFrame (columns of
-:data:`~connect_spark.runtime.conversion.RAW_COLUMNS`).
+:data:`~connect_spark.streaming.raw_batch.RAW_COLUMNS`).
 
 :meth:`ColumnarPlan.apply` splits the batch in two, and every raw row lands in exactly one part
 unless a ``Filter`` dropped it:
@@ -60,7 +60,7 @@ from connect_spark.converters.avro import AvroConverter
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.json import JsonConverter
 from connect_spark.converters.string import StringConverter
-from connect_spark.runtime.conversion import RAW_COLUMNS
+from connect_spark.streaming.raw_batch import RAW_COLUMNS
 
 if TYPE_CHECKING:
     import pyarrow as pa

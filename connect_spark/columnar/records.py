@@ -34,12 +34,13 @@ from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_N
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
 from connect_spark.columnar.frame_fit import fit_column, type_conflict
+from connect_spark.streaming.raw_batch import HEADERS_ARROW_TYPE
 
 __all__ = ["frame_to_records", "records_to_frame", "fit_records_to_frame", "split_conflicting", "RecordFrame", "value_reader",
            "FRAME_HEADERS_TYPE", "SCHEMA_METADATA_KEY", "with_connect_schemas", "connect_schemas"]
 
 #: The Arrow type of a record frame's ``headers`` column.
-FRAME_HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+FRAME_HEADERS_TYPE = HEADERS_ARROW_TYPE
 
 #: The Arrow field metadata key of a frame's ``key`` / ``value`` column holding its Connect schema, in
 #: the JSON form Kafka's JsonConverter writes schemas in.

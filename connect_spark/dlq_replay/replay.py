@@ -120,7 +120,7 @@ def _rows(letters: list[DeadLetter]) -> Any:
     :func:`connect_spark.streaming.source.raw_columns` delivers), ordered by original coordinates."""
     import pyarrow as pa
 
-    from connect_spark.runtime.batch_sample import RAW_ARROW_SCHEMA
+    from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA
 
     letters = sorted(letters, key=lambda x: (x.topic, x.partition, x.offset))
     columns = {

@@ -31,27 +31,18 @@ from typing import TYPE_CHECKING, Any, Mapping
 import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.columnar.records import FRAME_HEADERS_TYPE
-from connect_spark.runtime.conversion import RAW_COLUMNS
+from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["BatchSampler", "RAW_ARROW_SCHEMA", "SAMPLE_ROWS"]
+__all__ = ["BatchSampler", "SAMPLE_ROWS"]
 
 log = logging.getLogger(__name__)
 
 #: How many records a sample holds at most (as many as the plan's own sample of a batch).
 SAMPLE_ROWS = 1000
 
-#: The raw batch's columns (``RAW_COLUMNS``) as Arrow types; Spark reads them as the types of the source's
-#: :func:`~connect_spark.streaming.source.raw_columns` (headers a list, never null).
-RAW_ARROW_SCHEMA = pa.schema([
-    ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp_ms", pa.int64()),
-    ("timestamp_type", pa.int32()), ("key", pa.binary()), ("value", pa.binary()),
-    pa.field("headers", FRAME_HEADERS_TYPE, nullable=False),
-])
-assert tuple(RAW_ARROW_SCHEMA.names) == RAW_COLUMNS
 
 
 class BatchSampler:

@@ -30,14 +30,13 @@ from connect_spark.api.data import Schema
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
 from connect_spark.runtime.errors import ErrorHandler, RawRecord, Stage
+from connect_spark.streaming.raw_batch import RAW_COLUMNS
 from connect_spark.transforms.chain import TransformationChain, TransformationStage, executing_class_name
 
-__all__ = ["RecordConverter", "ConvertedBatch", "raw_records", "raw_headers", "RAW_COLUMNS", "cycle_collection_paused"]
+__all__ = ["RecordConverter", "ConvertedBatch", "raw_records", "raw_headers", "cycle_collection_paused"]
 
 log = logging.getLogger(__name__)
 
-#: The columns :func:`connect_spark.streaming.source.raw_columns` selects from Spark's Kafka source.
-RAW_COLUMNS = ("topic", "partition", "offset", "timestamp_ms", "timestamp_type", "key", "value", "headers")
 
 
 @dataclass

@@ -236,7 +236,7 @@ def _stop_cached_tasks() -> None:
 def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> GenerationResult:
     """Run one generation of ``spec``'s task over its records of this micro-batch.
 
-    ``batches`` hold the raw Kafka columns (:data:`connect_spark.runtime.conversion.RAW_COLUMNS`),
+    ``batches`` hold the raw Kafka columns (:data:`connect_spark.streaming.raw_batch.RAW_COLUMNS`),
     rows of the task's partitions in offset order per partition (with ``spec.frame_schemas``, the
     plan's split columns besides: :mod:`.split_frames`). Each non-empty batch becomes one
     ``put`` (one ``put_arrow`` for :class:`~connect_spark.api.bulk.ArrowSinkTask`).

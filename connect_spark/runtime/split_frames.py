@@ -40,9 +40,10 @@ from connect_spark.columnar.records import (
     split_conflicting,
     with_connect_schemas,
 )
-from connect_spark.runtime.conversion import RAW_COLUMNS, cycle_collection_paused, raw_records
+from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
 from connect_spark.runtime.frame_errors import report_misfits
 from connect_spark.runtime.task_loop import TaskUnit, Wait, hand_over, offset_ranges
+from connect_spark.streaming.raw_batch import RAW_COLUMNS
 
 __all__ = ["FrameSchemas", "SplitDelivery", "deliver_split", "good_frame"]
 

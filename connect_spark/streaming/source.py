@@ -1,6 +1,6 @@
 """Spark's Kafka source, configured from a worker and a connector config: the stream and bounded re-reads.
 
-:func:`read_kafka_stream` is called by :class:`connect_spark.streaming.query.ConnectorQuery` for each
+:func:`read_kafka_stream` is called by :class:`connect_spark.streaming.query.QueryGenerations` for each
 query generation; :func:`read_kafka_range` by the executor processor
 (:mod:`connect_spark.runtime.executor_mode`) to re-deliver ``[committed, position)``.
 """
@@ -12,6 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from connect_spark.api.records import TopicPartition
+from connect_spark.streaming.raw_batch import HEADERS_SQL_TYPE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -144,10 +145,6 @@ def read_kafka_range(
     return raw_columns(reader.load())
 
 
-#: The ``headers`` column's type, also when headers are left unread (then every row has an empty list).
-HEADERS_TYPE = "array<struct<key:string,value:binary>>"
-
-
 def raw_columns(df: "DataFrame") -> "DataFrame":
     """The Kafka source's columns as the conversion path reads them (timestamps in epoch millis).
 
@@ -158,7 +155,7 @@ def raw_columns(df: "DataFrame") -> "DataFrame":
     """
     from pyspark.sql import functions as F
 
-    empty = F.expr(f"cast(array() as {HEADERS_TYPE})")
+    empty = F.expr(f"cast(array() as {HEADERS_SQL_TYPE})")
     headers = F.coalesce(F.col("headers"), empty).alias("headers") if "headers" in df.columns else empty.alias("headers")
     return df.select(
         "topic",

@@ -1,7 +1,7 @@
 """Raw Kafka batches and the runtime's frame path, shared by the tests of the columnar plan and of the sinks
 that take it (Delta, Iceberg).
 
-A raw batch has the Kafka source's columns (:data:`RAW_DDL`). :func:`plan_frames` builds the runtime's
+A raw batch has the Kafka source's columns (:data:`~connect_spark.streaming.raw_batch.RAW_DDL`). :func:`plan_frames` builds the runtime's
 :class:`~connect_spark.runtime.dataframe_mode.FrameBatches` for a schemaless JSON connector, and
 :func:`deliver_frame` hands a batch through it to a ``DataFrameSinkTask`` as the runner does.
 """
@@ -15,13 +15,12 @@ from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.streaming.raw_batch import RAW_DDL
 from connect_spark.testing.harness import worker_properties
 
-__all__ = ["RAW_DDL", "SCHEMALESS", "raw_row", "plan_connector", "order_json", "plan_frames", "deliver_frame",
+__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "order_json", "plan_frames", "deliver_frame",
            "deliver_clean_then_mixed", "plain_delta_write_jobs"]
 
-RAW_DDL = ("topic string, partition int, offset long, timestamp_ms long, timestamp_type int, key binary, "
-           "value binary, headers array<struct<key:string,value:binary>>")
 
 SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
               "value.converter": "org.apache.kafka.connect.json.JsonConverter",

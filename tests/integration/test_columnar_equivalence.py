@@ -20,13 +20,8 @@ from connect_spark.api.data import Struct
 from connect_spark.columnar.plan import compile_plan, consumed_offsets
 from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.task_builder import build_task_plugins
-from tests.integration.frame_batches import RAW_DDL, SCHEMALESS, plan_connector, raw_row
-
-RAW_ARROW = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                       ("timestamp_ms", pa.int64()), ("timestamp_type", pa.int32()), ("key", pa.binary()),
-                       ("value", pa.binary()),
-                       ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])))])
-
+from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
+from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
 
 def _typed(v: Any) -> Any:
     """A comparable form that keeps Python types (1 != 1.0 here)."""
@@ -52,7 +47,7 @@ def run_both(spark, tmp_path, rows: list[tuple], **props: str) -> dict[str, int]
     plan = compile_plan(connector, worker)
     assert plan is not None, "expected a vectorizable configuration"
     converter = build_task_plugins(connector, worker, 0).converter
-    raw_table = pa.Table.from_pylist([dict(zip(RAW_ARROW.names, r)) for r in rows], RAW_ARROW)
+    raw_table = pa.Table.from_pylist([dict(zip(RAW_COLUMNS, r)) for r in rows], RAW_ARROW_SCHEMA)
     order = lambda r: (r.original_kafka_partition, r.original_kafka_offset)  # noqa: E731
     expected = sorted(converter.convert(raw_records(raw_table)).records, key=order)
 

@@ -13,7 +13,8 @@ import json
 from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
-from tests.integration.frame_batches import RAW_DDL, SCHEMALESS, plan_connector, raw_row
+from connect_spark.streaming.raw_batch import RAW_DDL
+from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
 from tests.integration.test_columnar_equivalence import run_both
 
 DOMINANT = '{"id":%d,"user":"u-%d","price":%s,"ok":true,"tags":[1,2],"inner":{"b":"x","a":%d}}'

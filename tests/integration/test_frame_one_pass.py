@@ -20,8 +20,8 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.plan import CACHE_COMPRESSION, batch_offset_ranges
 from connect_spark.connectors.delta import DeltaSinkTask
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.streaming.raw_batch import RAW_DDL
 from tests.integration.frame_batches import (
-    RAW_DDL,
     deliver_clean_then_mixed,
     deliver_frame,
     order_json,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
 
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.header import SimpleHeaderConverter
@@ -11,19 +10,12 @@ from connect_spark.api.bulk import RECORD_FRAME_COLUMNS
 from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
 from connect_spark.runtime.conversion import RecordConverter
 from connect_spark.runtime.errors import ErrorHandler, ErrorHandlingConfig
+from connect_spark.testing.raw_batches import raw_record_batch
 
-HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 
 def _raw(values, timestamps=None):
-    n = len(values)
-    return pa.RecordBatch.from_pydict({
-        "topic": ["t"] * n, "partition": [0] * n, "offset": list(range(n)),
-        "timestamp_ms": timestamps or [1_700_000_000_000 + i for i in range(n)], "timestamp_type": [0] * n,
-        "key": [b"k"] * n, "value": values, "headers": [[{"key": "h", "value": b"x"}]] * n,
-    }, schema=pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                         ("timestamp_ms", pa.int64()), ("timestamp_type", pa.int32()), ("key", pa.binary()),
-                         ("value", pa.binary()), ("headers", HEADERS)]))
+    return raw_record_batch(values, keys=b"k", timestamps=timestamps, headers=[[("h", b"x")]] * len(values))
 
 
 def _converter(key, value, stages=()):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import pyarrow as pa
 import pytest
 
 from connect_spark.config.connector import ConnectorConfig
@@ -13,11 +12,11 @@ from connect_spark.runtime.conversion import raw_records
 from connect_spark.runtime.direct_records import DirectRecordBuilder
 from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.testing.harness import worker_properties
+from connect_spark.testing.raw_batches import raw_record_batch
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
-HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 
 def _converter(key=STRING, value=STRING, header=None, **connector_props):
@@ -29,13 +28,10 @@ def _converter(key=STRING, value=STRING, header=None, **connector_props):
 
 
 def _batch(rows):
-    columns = list(zip(*rows))
-    return pa.RecordBatch.from_pydict({
-        "topic": list(columns[0]), "partition": pa.array(columns[1], pa.int32()), "offset": list(columns[2]),
-        "timestamp_ms": pa.array(columns[3], pa.int64()), "timestamp_type": pa.array(columns[4], pa.int32()),
-        "key": pa.array(columns[5], pa.binary()), "value": pa.array(columns[6], pa.binary()),
-        "headers": pa.array(columns[7], HEADERS),
-    })
+    topics, partitions, offsets, timestamps, types, keys, values, headers = (list(c) for c in zip(*rows))
+    return raw_record_batch(values, topic=topics, partitions=partitions, offsets=offsets, timestamps=timestamps,
+                            timestamp_types=types, keys=keys,
+                            headers=[[(h["key"], h["value"]) for h in hs] for hs in headers])
 
 
 def _random_rows(seed, count=300, headers=True):

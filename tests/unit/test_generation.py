@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import uuid
 
-import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
+from connect_spark.testing.raw_batches import raw_record_batch
 from connect_spark.testing.recording import FaultySinkTask, RecordingSinkTask, read_recorded_calls, read_recorded_records
 
-HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                    ("timestamp_ms", pa.int64()), ("timestamp_type", pa.int32()), ("key", pa.binary()),
-                    ("value", pa.binary()), ("headers", HEADERS)])
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
 
 def _batch(rows):
     """rows: (partition, offset) pairs."""
-    return pa.RecordBatch.from_pydict({
-        "topic": ["t"] * len(rows), "partition": [p for p, _ in rows], "offset": [o for _, o in rows],
-        "timestamp_ms": [1_000] * len(rows), "timestamp_type": [0] * len(rows), "key": [None] * len(rows),
-        "value": [f"v{p}-{o}".encode() for p, o in rows], "headers": [[]] * len(rows),
-    }, schema=SCHEMA)
+    return raw_record_batch([f"v{p}-{o}".encode() for p, o in rows], partitions=[p for p, _ in rows],
+                            offsets=[o for _, o in rows], timestamps=[1_000] * len(rows))
 
 
 def _spec(tmp_path, positions, task_class=RecordingSinkTask, **extra):

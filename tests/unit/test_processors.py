@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pyarrow as pa
 import pytest
 
 from connect_spark.api.records import TopicPartition
@@ -23,22 +22,16 @@ from connect_spark.runtime.driver_records import DriverRecordProcessor
 from connect_spark.runtime.executor_mode import ExecutorTasks
 from connect_spark.runtime.processor import ProcessorSetup, choose_processor
 from connect_spark.testing.noop import NoopArrowSinkTask
+from connect_spark.testing.raw_batches import raw_table
 from connect_spark.testing.recording import RecordingSinkTask, read_recorded_calls, read_recorded_records
 
-HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                    ("timestamp_ms", pa.int64()), ("timestamp_type", pa.int32()), ("key", pa.binary()),
-                    ("value", pa.binary()), ("headers", HEADERS)])
 T0, T1, T2 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
 
 
 def _table(rows):
     """rows: (partition, offset) pairs."""
-    return pa.Table.from_pydict({
-        "topic": ["t"] * len(rows), "partition": [p for p, _ in rows], "offset": [o for _, o in rows],
-        "timestamp_ms": [1_000] * len(rows), "timestamp_type": [0] * len(rows), "key": [None] * len(rows),
-        "value": [f"v{p}-{o}".encode() for p, o in rows], "headers": [[]] * len(rows),
-    }, schema=SCHEMA)
+    return raw_table([f"v{p}-{o}".encode() for p, o in rows], partitions=[p for p, _ in rows],
+                     offsets=[o for _, o in rows], timestamps=[1_000] * len(rows))
 
 
 def _setup(tmp_path, task_class, mode="driver", tasks=1, commits=None, **worker_extra):
