@@ -3,7 +3,7 @@
 The runner starts the connector plugin, asks it for task configurations, chooses the processor of
 the task shape once (:func:`~connect_spark.runtime.remote_batches.processor_for`; on Spark Connect, one
 whose batch function runs on the server), looks up the partitions and where each starts, and starts the
-streaming query (:class:`~connect_spark.streaming.query.ConnectorQuery`, a checkpoint generation per start). Then it
+streaming query (:class:`~connect_spark.streaming.query.QueryGenerations`, a checkpoint generation per start). Then it
 supervises: :meth:`ConnectorRunner.tick` restarts the query when the processor needs records again
 from other offsets, notices a drained AvailableNow run or a failure, and gives the processor its idle
 ticks; :meth:`~ConnectorRunner.pause`, :meth:`~ConnectorRunner.resume` and :meth:`~ConnectorRunner.stop`
@@ -38,7 +38,7 @@ from connect_spark.runtime.remote_batches import processor_for
 from connect_spark.runtime.stalls import StallDetector
 from connect_spark.runtime.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
-from connect_spark.streaming.query import ConnectorQuery, query_name
+from connect_spark.streaming.query import QueryGenerations, query_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -112,7 +112,7 @@ class ConnectorRunner:
         self._connector: SinkConnector | None = None
         self._directory: PartitionDirectory | None = None
         self._processor: BatchProcessor | None = None
-        self._stream: ConnectorQuery | None = None
+        self._stream: QueryGenerations | None = None
         self.task_configs: list[dict[str, str]] = []
         self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
@@ -160,7 +160,7 @@ class ConnectorRunner:
         log.info("%s: starting from %s (%s mode)", self.name, offsets_text(positions) or "(no partitions yet)",
                  self.execution_mode)
         positions = self._processor.open(positions)
-        self._stream = ConnectorQuery(
+        self._stream = QueryGenerations(
             self.spark, self.name, self.worker.checkpoint_location, client_config,
             self.config.topics or None, self.config.topics_regex,
             self.worker.max_offsets_per_trigger_for(self._processor.collects_batches), include_headers,

@@ -7,8 +7,8 @@ far the tasks said records are *safe*, and is the single source of truth. So eve
 ``startingOffsets`` are concrete positions chosen by the runner. A crash, a deleted checkpoint or a
 kill -9 therefore re-delivers exactly ``[committed, position)``.
 
-Called by :class:`connect_spark.runtime.connector_runner.ConnectorRunner`: :meth:`ConnectorQuery.start`
-at start, resume and after a rewind; :meth:`ConnectorQuery.stop` between batches.
+Called by :class:`connect_spark.runtime.connector_runner.ConnectorRunner`: :meth:`QueryGenerations.start`
+at start, resume and after a rewind; :meth:`QueryGenerations.stop` between batches.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["ConnectorQuery", "query_name"]
+__all__ = ["QueryGenerations", "query_name"]
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def query_name(connector_name: str) -> str:
     return f"connect-spark-{connector_name}"
 
 
-class ConnectorQuery:
+class QueryGenerations:
     """Starts and stops one connector's query generations.
 
     Args:
