@@ -4,7 +4,7 @@ A session connect_spark builds gets: the master, the locally resolved jars of Sp
 of Delta (``spark.jars``, so runs need no network), Delta's SQL extension and catalog, the running
 Python interpreter for executors, and defaults sized for small machines; with a local master, also a
 Python worker daemon that forks workers with the executor side already imported
-(:mod:`connect_spark.runtime.worker_daemon`); and a driver JVM that maps Spark's classes from a class data
+(:mod:`connect_spark.runtime.python_worker.daemon`); and a driver JVM that maps Spark's classes from a class data
 sharing archive (:mod:`connect_spark.jvm.class_archive`). A session passed in (a
 notebook's ``spark``, a Databricks cluster that has Kafka and Delta built in) is used as it is, once
 :func:`require_session_support` found in it what the connector needs.
@@ -45,7 +45,7 @@ CLASS_ARCHIVE_KEY = "connect_spark.jvm.class_archive"
 #: Spark's setting for the module its Python worker daemon runs; a local session connect_spark builds uses
 #: :data:`WORKER_DAEMON_MODULE` unless the setting is given.
 WORKER_DAEMON_KEY = "spark.python.daemon.module"
-WORKER_DAEMON_MODULE = "connect_spark.runtime.worker_daemon"
+WORKER_DAEMON_MODULE = "connect_spark.runtime.python_worker.daemon"
 
 #: The Spark settings a session connect_spark builds starts from (``spark.*`` keys of the worker go on
 #: top); listed in ``conf/config-reference.md``.
@@ -197,7 +197,7 @@ def get_or_create_session(
             settings.setdefault("spark.driver.host", "127.0.0.1")
             settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
             # Local Python workers run this interpreter, so they can fork from a daemon that has the
-            # executor side imported already (connect_spark.runtime.worker_daemon).
+            # executor side imported already (connect_spark.runtime.python_worker.daemon).
             settings.setdefault(WORKER_DAEMON_KEY, WORKER_DAEMON_MODULE)
         if _class_archive_wanted(conf or {}):
             _add_class_archive(settings)

@@ -40,7 +40,7 @@ from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.metrics.sink_task import SinkTaskMetrics
-from connect_spark.runtime import python_worker
+from connect_spark.runtime.python_worker import zip_reads
 from connect_spark.runtime.assignment import TaskAssignment
 from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
@@ -303,7 +303,7 @@ def _generations_function(specs: Mapping[int, GenerationSpec], task_of: Mapping[
     """The ``mapInArrow`` function: one generation per task run of rows in a Spark partition."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        python_worker.install()  # the worker's next tasks skip re-reading pyspark's zips and jar
+        zip_reads.install()  # the worker's next tasks skip re-reading pyspark's zips and jar
         for task_id, task_batches in group_by_task(map(with_headers, batches), task_of, UNASSIGNED):
             if task_id == UNASSIGNED:
                 result = _unassigned_result(task_batches)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from connect_spark.runtime.worker_daemon import PRELOADED
+from connect_spark.runtime.python_worker.daemon import PRELOADED
 
 
 def test_workers_fork_from_the_preloading_daemon(spark):
-    assert spark.conf.get("spark.python.daemon.module") == "connect_spark.runtime.worker_daemon"
+    assert spark.conf.get("spark.python.daemon.module") == "connect_spark.runtime.python_worker.daemon"
 
     def _worker_state(batches):
         """Runs in a Spark Python worker (defined here, so pickled by value): what it had imported."""
@@ -30,6 +30,6 @@ def test_workers_fork_from_the_preloading_daemon(spark):
     rows = spark.range(0, 4, 1, 2).mapInArrow(_worker_state, "daemon string, zip_fix string, modules string").collect()
     assert rows
     for row in rows:
-        assert "connect_spark.runtime.worker_daemon" in row["daemon"]
+        assert "connect_spark.runtime.python_worker.daemon" in row["daemon"]
         assert row["zip_fix"] == "True"  # installed before the worker's first task
         assert set(PRELOADED) <= set(row["modules"].split(","))

@@ -10,7 +10,7 @@ import zipimport
 
 import pytest
 
-from connect_spark.runtime import python_worker
+from connect_spark.runtime.python_worker import zip_reads
 
 
 @pytest.fixture
@@ -30,9 +30,9 @@ def archive_on_path(tmp_path):
 
 def test_unchanged_archives_are_not_read_again(archive_on_path, monkeypatch):
     assert importlib.import_module("cs_zip_mod_a").VALUE == "a"
-    python_worker.install()
-    python_worker.install()  # twice is harmless
-    assert python_worker.installed()
+    zip_reads.install()
+    zip_reads.install()  # twice is harmless
+    assert zip_reads.installed()
     importlib.invalidate_caches()  # the first call after install reads once and remembers the stamp
 
     reads = []
@@ -45,7 +45,7 @@ def test_unchanged_archives_are_not_read_again(archive_on_path, monkeypatch):
 
 def test_a_changed_archive_is_read_again(archive_on_path):
     assert importlib.import_module("cs_zip_mod_a").VALUE == "a"
-    python_worker.install()
+    zip_reads.install()
     importlib.invalidate_caches()
     with zipfile.ZipFile(archive_on_path, "a") as z:
         z.writestr("cs_zip_mod_b.py", "VALUE = 'b'\n")

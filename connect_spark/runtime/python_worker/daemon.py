@@ -7,7 +7,7 @@ again in each worker. Profiled in executor mode (py-spy, 500k records, 2 cores),
 workers' CPU went there rather than to records:
 
 * PySpark's ``setup_spark_files`` re-reading the zip archives on ``sys.path`` before each worker's
-  first task (:mod:`.python_worker` fixes it, but only once a task of ours ran in that worker);
+  first task (:mod:`.zip_reads` fixes it, but only once a task of ours ran in that worker);
 * the first ``pyarrow.compute`` call importing pandas (pyarrow checks its arguments against pandas
   types);
 * unpickling the ``mapInArrow`` function importing connect_spark's executor side.
@@ -39,9 +39,9 @@ PRELOADED = (
 
 def preload() -> list[str]:
     """Install the zip fix and import :data:`PRELOADED`; returns the names that failed to import."""
-    from connect_spark.runtime import python_worker
+    from connect_spark.runtime.python_worker import zip_reads
 
-    python_worker.install()
+    zip_reads.install()
     failed = []
     for name in PRELOADED:
         try:
