@@ -13,7 +13,7 @@ unless a ``Filter`` dropped it:
 * ``fallback`` — raw rows (``RAW_COLUMNS``) the plan could not prove convertible: bytes that are not
   UTF-8, JSON that does not parse or re-serialize identically, a JSON schema that differs from the
   batch's, a null in a required field, a timestamp below -1, ... The runtime sends them through
-  :class:`~connect_spark.runtime.conversion.RecordConverter`, which applies ``errors.*`` (tolerance,
+  :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`, which applies ``errors.*`` (tolerance,
   DLQ) exactly as Kafka Connect.
 
 Consumed offsets are *not* part of the output: the runtime computes them from the raw batch

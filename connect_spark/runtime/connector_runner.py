@@ -31,7 +31,7 @@ from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
-from connect_spark.runtime.header_reads import headers_needed
+from connect_spark.runtime.conversion.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.remote_batches import processor_for

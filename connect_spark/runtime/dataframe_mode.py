@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from pyspark import StorageLevel
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.conversion import RecordConverter, raw_records
+from connect_spark.runtime.conversion.sink_records import RecordConverter, raw_records
 from connect_spark.runtime.errors import RawRecord
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class FrameBatches:
         self.plan = plan
         self.converter = converter
         #: reads a batch's head with a Kafka client when the plan must learn shapes
-        #: (:class:`~connect_spark.runtime.batch_sample.BatchSampler`); ``None``: the plan samples with Spark
+        #: (:class:`~connect_spark.runtime.conversion.batch_sample.BatchSampler`); ``None``: the plan samples with Spark
         self.sampler = sampler
         self.one_pass_next = True
         #: counters for tests and diagnostics

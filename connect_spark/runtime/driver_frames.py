@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Mapping
 from kafka import KafkaConsumer
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.batch_sample import BatchSampler
+from connect_spark.runtime.conversion.batch_sample import BatchSampler
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.frame_errors import drop_rejected_rows

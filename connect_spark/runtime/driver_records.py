@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from connect_spark.runtime.direct_records import DirectRecordBuilder
+from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
 from connect_spark.runtime.task_loop import TaskUnit, deliver_records

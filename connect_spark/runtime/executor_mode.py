@@ -17,7 +17,7 @@ Per micro-batch the driver
    ``RELEARN_FALLBACK_SHARE`` of the rows fell back makes the next batch learn again;
 4. runs ``mapInArrow`` with :func:`connect_spark.runtime.generation.run_generation` per task and
    collects one small JSON result per task (never records: the driver holds no batch). When headers
-   are not read (:mod:`.header_reads`) the ``headers`` column is left out of what Spark serializes to
+   are not read (:mod:`connect_spark.runtime.conversion.header_reads`) the ``headers`` column is left out of what Spark serializes to
    the Python workers, which put an all-null one back (every record then has no headers, as it would
    with the column);
 5. commits what each task's ``pre_commit`` made committable, remembers rewinds, pauses and new
@@ -283,10 +283,10 @@ class ExecutorTasks(BatchProcessor):
 
 def _frames_by_arrow(connector: Any, worker: Any) -> bool:
     """True when the workers build an Arrow task's frames from the raw columns themselves (ByteArray or UTF-8
-    String converters, no transforms: :class:`~connect_spark.runtime.arrow_frames.ArrowFrameBuilder`), so a
+    String converters, no transforms: :class:`~connect_spark.runtime.conversion.record_frames.ArrowFrameBuilder`), so a
     Spark projection through the plan would only add work."""
     from connect_spark import plugins
-    from connect_spark.runtime.arrow_frames import column_kind
+    from connect_spark.runtime.conversion.record_frames import column_kind
 
     if connector.transform_configs():
         return False

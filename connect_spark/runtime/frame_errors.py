@@ -80,7 +80,7 @@ def raw_rows(raw: "DataFrame", coordinates: Iterable[tuple[str, int, int]]) -> d
     """
     from pyspark.sql import functions as F
 
-    from connect_spark.runtime.conversion import raw_records
+    from connect_spark.runtime.conversion.sink_records import raw_records
 
     wanted: dict[tuple[str, int], list[int]] = {}
     for topic, partition, offset in coordinates:

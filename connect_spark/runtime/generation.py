@@ -32,8 +32,8 @@ import pyarrow as pa
 
 from connect_spark.api.bulk import takes_records
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
-from connect_spark.runtime.direct_records import DirectRecordBuilder
+from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
+from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
 from connect_spark.runtime.split_frames import FrameSchemas, deliver_split
 from connect_spark.runtime.task_loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
 from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask

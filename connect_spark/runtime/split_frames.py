@@ -8,7 +8,7 @@ task's Python worker with its raw Kafka columns, the record frame's columns Spar
 :func:`connect_spark.runtime.generation.run_generation` per batch, then
 
 1. takes the good rows' converted columns as the record frame, as they are (no Python object per row);
-2. converts the rows that fall back with the task's :class:`~connect_spark.runtime.conversion.RecordConverter`
+2. converts the rows that fall back with the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`
    (``errors.*``: tolerated failures logged or sent to the dead letter queue, exactly as on the per-record
    path); survivors whose key or value conflicts with the good rows' column types (a string where they
    hold a double) are reported under ``errors.*`` at once, as the misfits of the batch they are
@@ -40,7 +40,7 @@ from connect_spark.columnar.records import (
     split_conflicting,
     with_connect_schemas,
 )
-from connect_spark.runtime.conversion import cycle_collection_paused, raw_records
+from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
 from connect_spark.runtime.frame_errors import report_misfits
 from connect_spark.runtime.task_loop import TaskUnit, Wait, hand_over, offset_ranges
 from connect_spark.streaming.raw_batch import RAW_COLUMNS

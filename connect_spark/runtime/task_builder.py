@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from connect_spark import plugins
-from connect_spark.runtime.conversion import RecordConverter
+from connect_spark.runtime.conversion.sink_records import RecordConverter
 from connect_spark.runtime.errors import (
     DeadLetterQueueReporter,
     ErrorHandler,

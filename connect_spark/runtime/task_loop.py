@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.conversion import ConvertedBatch, cycle_collection_paused, raw_records
+from connect_spark.runtime.conversion.sink_records import ConvertedBatch, cycle_collection_paused, raw_records
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
 from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext
@@ -175,7 +175,7 @@ def deliver_records(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait
                     between: Callable[[], None] | None = None) -> tuple[int, bool]:
     """Convert ``batch`` (raw Kafka columns) and ``put`` the records; returns (records put, accepted).
 
-    ``direct`` is a :class:`~connect_spark.runtime.direct_records.DirectRecordBuilder` that builds the
+    ``direct`` is a :class:`~connect_spark.runtime.conversion.direct_records.DirectRecordBuilder` that builds the
     records straight from Arrow when the converters allow it; otherwise the per-record path converts
     them under ``errors.*``. ``between`` runs before each retry (the driver's commit tick).
     """
@@ -196,7 +196,7 @@ def deliver_records(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait
 def deliver_arrow(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait, frames: Any = None) -> tuple[int, bool]:
     """One ``put_arrow`` for an :class:`~connect_spark.api.bulk.ArrowSinkTask`; returns (rows put, accepted).
 
-    The table is built by Arrow when ``frames`` (an :class:`~connect_spark.runtime.arrow_frames.ArrowFrameBuilder`)
+    The table is built by Arrow when ``frames`` (an :class:`~connect_spark.runtime.conversion.record_frames.ArrowFrameBuilder`)
     can, else from records converted under ``errors.*`` (records whose key or value does not fit the
     frame's columns are reported there too, see :mod:`~connect_spark.runtime.frame_errors`).
     """

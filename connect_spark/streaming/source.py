@@ -71,7 +71,7 @@ def kafka_source_options(
         topics, topics_regex: exactly one is set (``subscribe`` or ``subscribePattern``).
         positions: where every known partition starts (concrete offsets, never earliest/latest).
         max_offsets_per_trigger: bound on records per micro-batch, or None.
-        include_headers: read record headers (see :mod:`connect_spark.runtime.header_reads`).
+        include_headers: read record headers (see :mod:`connect_spark.runtime.conversion.header_reads`).
 
     ``kafka.fetch.max.wait.ms`` is :data:`STREAM_FETCH_MAX_WAIT_MS` unless ``client_config`` sets it.
     """

@@ -15,7 +15,7 @@ from kafka import KafkaConsumer
 from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.plan import compile_plan
 from connect_spark.connectors.delta import DeltaSinkTask
-from connect_spark.runtime.batch_sample import BatchSampler
+from connect_spark.runtime.conversion.batch_sample import BatchSampler
 from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.task_builder import build_task_plugins
 from connect_spark.runtime.task_context import WorkerSinkTaskContext

@@ -7,8 +7,8 @@ from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.header import SimpleHeaderConverter
 from connect_spark.converters.string import StringConverter
 from connect_spark.api.bulk import RECORD_FRAME_COLUMNS
-from connect_spark.runtime.arrow_frames import ArrowFrameBuilder
-from connect_spark.runtime.conversion import RecordConverter
+from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
+from connect_spark.runtime.conversion.sink_records import RecordConverter
 from connect_spark.runtime.errors import ErrorHandler, ErrorHandlingConfig
 from connect_spark.testing.raw_batches import raw_record_batch
 

@@ -10,7 +10,7 @@ import pytest
 
 from connect_spark.api import SinkTask, TopicPartition
 from connect_spark.api.errors import ConnectException
-from connect_spark.runtime.conversion import RecordConverter
+from connect_spark.runtime.conversion.sink_records import RecordConverter
 from connect_spark.runtime.errors import ErrorHandler, ErrorHandlingConfig, RawRecord, Reporter, ToleranceType
 from connect_spark.runtime.worker_task import WorkerSinkTask
 from connect_spark.converters.json import JsonConverter

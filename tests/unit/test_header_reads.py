@@ -8,7 +8,7 @@ from connect_spark.api.transforms import Transformation
 from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.connectors.file import FileStreamSinkTask
-from connect_spark.runtime.header_reads import headers_needed
+from connect_spark.runtime.conversion.header_reads import headers_needed
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.recording import HeaderBlindRecordingSinkTask, RecordingSinkTask
 

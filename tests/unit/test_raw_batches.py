@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from connect_spark.runtime.conversion import raw_records
+from connect_spark.runtime.conversion.sink_records import raw_records
 from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
 from connect_spark.testing.raw_batches import raw_record_batch, raw_table
 

@@ -15,7 +15,7 @@ from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.converters.json import JsonConverter
 from connect_spark.converters.string import StringConverter
-from connect_spark.runtime.conversion import RecordConverter, raw_headers
+from connect_spark.runtime.conversion.sink_records import RecordConverter, raw_headers
 from connect_spark.runtime.errors import (
     DeadLetterQueueReporter,
     ErrorHandler,

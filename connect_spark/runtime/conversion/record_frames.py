@@ -45,7 +45,7 @@ class ArrowFrameBuilder:
 
     @classmethod
     def for_converter(cls, converter: Any) -> "ArrowFrameBuilder | None":
-        """``converter`` is the task's :class:`~connect_spark.runtime.conversion.RecordConverter`."""
+        """``converter`` is the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`."""
         if len(converter.chain):
             return None
         key_kind, value_kind = column_kind(converter.key_converter), column_kind(converter.value_converter)

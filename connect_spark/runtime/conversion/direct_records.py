@@ -1,9 +1,9 @@
 """``SinkRecord`` lists straight from raw Arrow batches, when converting calls no converter per record.
 
 Called by :func:`connect_spark.runtime.generation.run_generation` for record tasks (``put``) before the
-per-record :class:`~connect_spark.runtime.conversion.RecordConverter`. Applies when the connector has no
+per-record :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`. Applies when the connector has no
 transformations and its key and value converters are ByteArrayConverter or StringConverter with UTF-8
-(the same cases as :class:`~connect_spark.runtime.arrow_frames.ArrowFrameBuilder`): Arrow validates and
+(the same cases as :class:`~connect_spark.runtime.conversion.record_frames.ArrowFrameBuilder`): Arrow validates and
 decodes whole columns, and each record is one ``SinkRecord`` built from plain lists. Header values still go
 through the header converter, one call per header.
 
@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 
 from connect_spark.api.data import Schema
 from connect_spark.api.records import Headers, SinkRecord, TimestampType
-from connect_spark.runtime.arrow_frames import column_kind
-from connect_spark.runtime.conversion import ConvertedBatch, raw_records
+from connect_spark.runtime.conversion.record_frames import column_kind
+from connect_spark.runtime.conversion.sink_records import ConvertedBatch, raw_records
 from connect_spark.runtime.errors import RawRecord
 from connect_spark.runtime.task_loop import offset_ranges
 
@@ -80,7 +80,7 @@ class DirectRecordBuilder:
 
     @classmethod
     def for_converter(cls, converter: Any) -> "DirectRecordBuilder | None":
-        """``converter`` is the task's :class:`~connect_spark.runtime.conversion.RecordConverter`."""
+        """``converter`` is the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`."""
         if len(converter.chain):
             return None
         key_kind, value_kind = column_kind(converter.key_converter), column_kind(converter.value_converter)
