@@ -71,7 +71,7 @@ def main() -> None:
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.jvm import ensure_resolved
     from connect_spark.runtime.conversion.sink_records import raw_records
-    from connect_spark.runtime.task_builder import build_task_plugins
+    from connect_spark.runtime.tasks.builder import build_task_plugins
     from connect_spark.spark_session import get_or_create_session
     from connect_spark.testing.harness import worker_properties
 

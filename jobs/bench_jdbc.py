@@ -111,7 +111,7 @@ def _profile(spark, postgres, records: int, separators: tuple[str, str]) -> dict
     from connect_spark.connectors.jdbc.rows import LayoutCache, table_batches
     from connect_spark.connectors.jdbc.writer import BatchWriter
     from connect_spark.runtime.conversion.sink_records import RawRecord
-    from connect_spark.runtime.task_builder import build_task_plugins
+    from connect_spark.runtime.tasks.builder import build_task_plugins
 
     props = {"name": "profile", "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": "p",
              "connection.url": postgres.jdbc_url(), "table.name.format": "profile", "auto.create": "true",

@@ -1,6 +1,6 @@
 """The ``sink-task-metrics`` of one task: totals, windowed rates and put timings.
 
-The runtime updates them: :class:`~connect_spark.runtime.worker_task.WorkerSinkTask` around ``put`` and
+The runtime updates them: :class:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask` around ``put`` and
 each commit, the processors (:mod:`connect_spark.runtime.processor`) for records read. REST
 threads read :meth:`SinkTaskMetrics.as_dict` at any time; a lock keeps every snapshot consistent.
 """

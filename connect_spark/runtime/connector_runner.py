@@ -36,7 +36,7 @@ from connect_spark.runtime.partitions import PartitionDirectory
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.remote_batches import processor_for
 from connect_spark.runtime.stalls import StallDetector
-from connect_spark.runtime.worker_task import TaskFailedError
+from connect_spark.runtime.tasks.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
 from connect_spark.streaming.query import QueryGenerations, query_name
 

@@ -4,7 +4,7 @@ Chosen by :func:`~.processor.choose_processor` for an ``ArrowSinkTask`` in drive
 harness's default). Per micro-batch (called by the runner inside ``foreachBatch``) the batch is
 collected to the driver as Arrow and split by owning task
 (:meth:`~.driver_tasks.DriverTasks.deliver_table`), and each task with rows gets one ``put_arrow`` of
-its converted rows (:func:`~.task_loop.deliver_arrow`: dead letter queue writes acknowledged first,
+its converted rows (:func:`~connect_spark.runtime.tasks.loop.deliver_arrow`: dead letter queue writes acknowledged first,
 then the hand-over with the retriable back-off), then its commit tick.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
-from connect_spark.runtime.task_loop import TaskUnit, deliver_arrow
+from connect_spark.runtime.tasks.loop import TaskUnit, deliver_arrow
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -6,7 +6,7 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 
 1. the batch's offset ranges are read from the query's offset log (no Spark job);
 2. partitions seen for the first time are assigned;
-3. :func:`~.task_loop.hand_over`: dead letter queue writes acknowledged, then
+3. :func:`~connect_spark.runtime.tasks.loop.hand_over`: dead letter queue writes acknowledged, then
    :meth:`connect_spark.runtime.dataframe_mode.FrameBatches.deliver` converts the batch (vectorized plan
    where it proves exact, in one Spark pass with the write when the sink's writes are atomic; the
    per-record path for the rest, tolerated records to the log / dead letter queue, whose writes are
@@ -14,7 +14,7 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
    record without a usable key) are reported under ``errors.*`` and left out of the frame
    (:func:`~.frame_errors.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
    and offsets here (the Delta sink's table commit) — with the retriable back-off;
-4. the commit tick (:meth:`~.worker_task.WorkerSinkTask.maybe_commit`).
+4. the commit tick (:meth:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask.maybe_commit`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from connect_spark.runtime.dataframe_mode import FrameBatches
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.frame_errors import drop_rejected_rows
 from connect_spark.runtime.processor import ProcessorSetup
-from connect_spark.runtime.task_loop import hand_over
+from connect_spark.runtime.tasks.loop import hand_over
 from connect_spark.kafka.clients import kafka_client_kwargs
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
 from connect_spark.runtime.driver_tasks import DriverTasks
 from connect_spark.runtime.processor import ProcessorSetup
-from connect_spark.runtime.task_loop import TaskUnit, deliver_records
+from connect_spark.runtime.tasks.loop import TaskUnit, deliver_records
 
 if TYPE_CHECKING:
     import pyarrow as pa

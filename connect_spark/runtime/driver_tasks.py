@@ -2,7 +2,7 @@
 
 A driver-resident task is Kafka Connect's task exactly: one instance sees every batch of its
 partitions, may buffer across batches, and is asked on each commit tick which offsets are safe. This
-module keeps the tasks (:class:`~.task_loop.TaskUnit`), which task owns which partition
+module keeps the tasks (:class:`~connect_spark.runtime.tasks.loop.TaskUnit`), which task owns which partition
 (:class:`~.assignment.TaskAssignment`), how far each partition was delivered, the partitions a task
 paused, and the rewinds that make the runner start a new query generation. The processors built on
 it — :mod:`.driver_records`, :mod:`.driver_arrow`, :mod:`.driver_frames` — only say how a batch is
@@ -23,7 +23,7 @@ import pyarrow as pa
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.runtime.assignment import TaskAssignment
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
-from connect_spark.runtime.task_loop import TaskUnit, offset_ranges, select_rows
+from connect_spark.runtime.tasks.loop import TaskUnit, offset_ranges, select_rows
 
 __all__ = ["DriverTasks"]
 

@@ -15,7 +15,7 @@ Per micro-batch the driver
    the good rows as a frame and convert only the others per record (:mod:`.split_frames`). The plan
    learns a JSON shape from a small sample of the first batch and reuses it; a batch where more than
    ``RELEARN_FALLBACK_SHARE`` of the rows fell back makes the next batch learn again;
-4. runs ``mapInArrow`` with :func:`connect_spark.runtime.generation.run_generation` per task and
+4. runs ``mapInArrow`` with :func:`connect_spark.runtime.tasks.generation.run_generation` per task and
    collects one small JSON result per task (never records: the driver holds no batch). When headers
    are not read (:mod:`connect_spark.runtime.conversion.header_reads`) the ``headers`` column is left out of what Spark serializes to
    the Python workers, which put an all-null one back (every record then has no headers, as it would
@@ -42,11 +42,11 @@ from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime.python_worker import zip_reads
 from connect_spark.runtime.assignment import TaskAssignment
-from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
+from connect_spark.runtime.tasks.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
 from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.split_frames import FrameSchemas
-from connect_spark.runtime.task_loop import offset_ranges
-from connect_spark.runtime.worker_task import TaskFailedError
+from connect_spark.runtime.tasks.loop import offset_ranges
+from connect_spark.runtime.tasks.worker_task import TaskFailedError
 from connect_spark.streaming.source import read_kafka_range
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class ExecutorTasks(BatchProcessor):
     """The driver's side of a connector's tasks in executor mode (record and Arrow tasks).
 
     Chosen by :func:`~.processor.choose_processor`; the runner calls :meth:`process` per micro-batch.
-    The tasks themselves live in the executors' Python workers (:mod:`.generation`); the driver keeps
+    The tasks themselves live in the executors' Python workers (:mod:`connect_spark.runtime.tasks.generation`); the driver keeps
     the assignment, the committed offsets and how far each partition was read.
     """
 

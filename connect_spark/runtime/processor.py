@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from connect_spark.api.bulk import ArrowSinkTask, DataFrameSinkTask
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.task_loop import Wait
+from connect_spark.runtime.tasks.loop import Wait
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

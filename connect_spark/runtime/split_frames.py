@@ -5,7 +5,7 @@ the driver (:class:`~connect_spark.runtime.executor_mode.ExecutorTasks`) project
 it before ``mapInArrow`` (:meth:`~connect_spark.columnar.plan.PlanOutput.split`): every row arrives in the
 task's Python worker with its raw Kafka columns, the record frame's columns Spark converted, and its kind
 (good, falls back, dropped by a ``Filter``). :func:`deliver_split`, called by
-:func:`connect_spark.runtime.generation.run_generation` per batch, then
+:func:`connect_spark.runtime.tasks.generation.run_generation` per batch, then
 
 1. takes the good rows' converted columns as the record frame, as they are (no Python object per row);
 2. converts the rows that fall back with the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`
@@ -42,7 +42,7 @@ from connect_spark.columnar.records import (
 )
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
 from connect_spark.runtime.frame_errors import report_misfits
-from connect_spark.runtime.task_loop import TaskUnit, Wait, hand_over, offset_ranges
+from connect_spark.runtime.tasks.loop import TaskUnit, Wait, hand_over, offset_ranges
 from connect_spark.streaming.raw_batch import RAW_COLUMNS
 
 __all__ = ["FrameSchemas", "SplitDelivery", "deliver_split", "good_frame"]

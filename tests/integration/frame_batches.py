@@ -14,7 +14,7 @@ from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
 from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.dataframe_mode import FrameBatches
-from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.streaming.raw_batch import RAW_DDL
 from connect_spark.testing.harness import worker_properties
 

@@ -17,8 +17,8 @@ from connect_spark.columnar.plan import compile_plan
 from connect_spark.connectors.delta import DeltaSinkTask
 from connect_spark.runtime.conversion.batch_sample import BatchSampler
 from connect_spark.runtime.dataframe_mode import FrameBatches
-from connect_spark.runtime.task_builder import build_task_plugins
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.builder import build_task_plugins
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 from connect_spark.kafka.clients import kafka_client_kwargs
 from connect_spark.streaming.source import raw_columns
 from connect_spark.testing.kafka import create_topic, produce

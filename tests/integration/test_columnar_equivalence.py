@@ -19,7 +19,7 @@ import pytest
 from connect_spark.api.data import Struct
 from connect_spark.columnar.plan import compile_plan, consumed_offsets
 from connect_spark.runtime.conversion.sink_records import raw_records
-from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
 from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
 

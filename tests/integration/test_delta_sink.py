@@ -26,7 +26,7 @@ from pyspark.sql.types import (
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.delta import DeltaSinkTask
 from connect_spark.connectors.delta.writer import SchemaMismatch
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 

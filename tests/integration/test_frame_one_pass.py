@@ -19,7 +19,7 @@ from delta.tables import DeltaTable
 from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.plan import CACHE_COMPRESSION, batch_offset_ranges
 from connect_spark.connectors.delta import DeltaSinkTask
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 from connect_spark.streaming.raw_batch import RAW_DDL
 from tests.integration.frame_batches import (
     deliver_clean_then_mixed,

@@ -33,7 +33,7 @@ from connect_spark.connectors.iceberg.catalog import register_catalog
 from connect_spark.connectors.iceberg.config import IcebergSinkConfig
 from connect_spark.connectors.iceberg.target import TableTarget
 from connect_spark.connectors.iceberg.writer import SchemaMismatch, TableMissing, table_schema
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 from tests.integration.frame_batches import deliver_clean_then_mixed, deliver_frame, order_json, plan_frames, raw_row
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))

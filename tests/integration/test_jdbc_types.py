@@ -14,7 +14,7 @@ from connect_spark.api.data.logical import Date, Decimal, Time, Timestamp
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord, TopicPartition
 from connect_spark.connectors.jdbc import JdbcSinkTask
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 
 VALUE = (SchemaBuilder.struct()
          .field("id", Schema.INT64_SCHEMA).field("tiny", Schema.OPTIONAL_INT8_SCHEMA)

@@ -12,7 +12,7 @@ from connect_spark import plugins
 from connect_spark.api.errors import ConfigException
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.files import FilesSinkConnector, FilesSinkTask
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 
 VALUE = pa.struct([("id", pa.int64()), ("name", pa.string())])
 TP = TopicPartition("orders", 0)

@@ -21,7 +21,7 @@ from connect_spark.connectors.s3 import S3SinkConnector, S3SinkTask
 from connect_spark.connectors.s3.avro_schema import avro_schema
 from connect_spark.connectors.s3.config import S3SinkConfig
 from connect_spark.connectors.s3.partitioner import strftime_pattern
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 
 TP = TopicPartition("orders", 0)
 VALUE = pa.struct([("id", pa.int64()), ("name", pa.string()), ("region", pa.string())])

@@ -10,7 +10,7 @@ from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.conversion.sink_records import raw_records
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
-from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.raw_batches import raw_record_batch
 

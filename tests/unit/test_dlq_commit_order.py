@@ -12,7 +12,7 @@ from connect_spark.api import SinkTask, TopicPartition
 from connect_spark.api.errors import ConnectException
 from connect_spark.runtime.conversion.sink_records import RecordConverter
 from connect_spark.runtime.errors import ErrorHandler, ErrorHandlingConfig, RawRecord, Reporter, ToleranceType
-from connect_spark.runtime.worker_task import WorkerSinkTask
+from connect_spark.runtime.tasks.worker_task import WorkerSinkTask
 from connect_spark.converters.json import JsonConverter
 from connect_spark.converters.string import StringConverter
 from connect_spark.transforms.chain import TransformationChain
@@ -112,7 +112,7 @@ def _bulk(events: list, fail: bool = False):
 
 
 def test_a_bulk_batch_is_handed_over_only_after_its_dlq_writes_are_acknowledged():
-    from connect_spark.runtime.task_loop import hand_over
+    from connect_spark.runtime.tasks.loop import hand_over
 
     events: list = []
     unit, batch = _bulk(events)
@@ -123,7 +123,7 @@ def test_a_bulk_batch_is_handed_over_only_after_its_dlq_writes_are_acknowledged(
 
 
 def test_a_failed_dlq_write_fails_a_bulk_batch_before_the_sink_commits():
-    from connect_spark.runtime.task_loop import hand_over
+    from connect_spark.runtime.tasks.loop import hand_over
 
     events: list = []
     unit, batch = _bulk(events, fail=True)

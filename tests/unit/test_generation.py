@@ -6,7 +6,7 @@ import uuid
 
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
+from connect_spark.runtime.tasks.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
 from connect_spark.testing.raw_batches import raw_record_batch
 from connect_spark.testing.recording import FaultySinkTask, RecordingSinkTask, read_recorded_calls, read_recorded_records
 

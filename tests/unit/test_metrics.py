@@ -8,7 +8,7 @@ from connect_spark.metrics.names import ERROR_METRICS, SINK_TASK_METRICS
 from connect_spark.metrics.prometheus import render
 from connect_spark.metrics.sink_task import SinkTaskMetrics, WindowedRate
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
-from connect_spark.runtime.worker_task import WorkerSinkTask
+from connect_spark.runtime.tasks.worker_task import WorkerSinkTask
 
 
 class Clock:

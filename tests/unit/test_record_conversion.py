@@ -27,7 +27,7 @@ from connect_spark.runtime.errors import (
     ToleranceType,
 )
 from connect_spark.runtime.errors.dead_letter_queue import DeadLetterQueueException, producer_kwargs
-from connect_spark.runtime.task_builder import build_task_plugins
+from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.transforms.cast import CastValue
 from connect_spark.transforms.chain import TransformationChain, TransformationStage
 from connect_spark.transforms.filter import Filter

@@ -1,6 +1,6 @@
 """``SinkRecord`` lists straight from raw Arrow batches, when converting calls no converter per record.
 
-Called by :func:`connect_spark.runtime.generation.run_generation` for record tasks (``put``) before the
+Called by :func:`connect_spark.runtime.tasks.generation.run_generation` for record tasks (``put``) before the
 per-record :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`. Applies when the connector has no
 transformations and its key and value converters are ByteArrayConverter or StringConverter with UTF-8
 (the same cases as :class:`~connect_spark.runtime.conversion.record_frames.ArrowFrameBuilder`): Arrow validates and
@@ -27,7 +27,7 @@ from connect_spark.api.records import Headers, SinkRecord, TimestampType
 from connect_spark.runtime.conversion.record_frames import column_kind
 from connect_spark.runtime.conversion.sink_records import ConvertedBatch, raw_records
 from connect_spark.runtime.errors import RawRecord
-from connect_spark.runtime.task_loop import offset_ranges
+from connect_spark.runtime.tasks.loop import offset_ranges
 
 __all__ = ["DirectRecordBuilder"]
 

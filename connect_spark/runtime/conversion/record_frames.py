@@ -1,6 +1,6 @@
 """Record frames straight from raw Arrow batches, for bulk tasks whose conversion needs no Python per record.
 
-Called by :func:`connect_spark.runtime.generation.run_generation` for an
+Called by :func:`connect_spark.runtime.tasks.generation.run_generation` for an
 :class:`~connect_spark.api.bulk.ArrowSinkTask` before it falls back to per-record conversion. Applies
 when the connector has no transformations and its key and value converters are ByteArrayConverter
 (bytes pass through) or StringConverter with UTF-8 (bytes checked and cast by Arrow). A batch with

@@ -111,7 +111,7 @@ def _to_connect(converter: Converter) -> Callable[[str, bytes | None, Headers], 
 class RecordConverter:
     """Converts raw records of one connector task into ``SinkRecord`` objects.
 
-    Built by :func:`connect_spark.runtime.task_builder.build_task_plugins`; the runner calls
+    Built by :func:`connect_spark.runtime.tasks.builder.build_task_plugins`; the runner calls
     :meth:`convert` once per batch and task, in the thread that runs the task.
 
     Args:

@@ -1,6 +1,6 @@
 """Builds what one task needs from its connector's configuration: converters, transforms, error handling.
 
-Called by :class:`connect_spark.runtime.task_loop.TaskUnit` once per task instance: on the driver when
+Called by :class:`connect_spark.runtime.tasks.loop.TaskUnit` once per task instance: on the driver when
 the connector starts, on an executor when a Python worker first runs the task — nothing here touches
 Spark. The driver processors call :meth:`TaskPlugins.stop` when the task is asked to stop and
 :meth:`TaskPlugins.close` after the task's final commit (an executor's cached task at worker exit).

@@ -1,9 +1,9 @@
 """One sink task instance and Kafka Connect's ``WorkerSinkTask`` bookkeeping around it.
 
-Made by :class:`connect_spark.runtime.task_loop.TaskUnit` for every task on either side: on the
+Made by :class:`connect_spark.runtime.tasks.loop.TaskUnit` for every task on either side: on the
 driver one lives as long as the task (the driver processors, :mod:`connect_spark.runtime.driver_tasks`,
 feed it every batch of its partitions and tick its commits); on an executor one is made per generation
-(:mod:`connect_spark.runtime.generation`). This module knows nothing about Spark.
+(:mod:`connect_spark.runtime.tasks.generation`). This module knows nothing about Spark.
 
 Offsets kept per topic-partition (all "next offset to read"):
 
@@ -24,7 +24,7 @@ from connect_spark.api.errors import ConnectException, RetriableException
 from connect_spark.api.records import SinkRecord, TopicPartition, offsets_text
 from connect_spark.api.task import SinkTask
 from connect_spark.metrics.sink_task import SinkTaskMetrics
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 
 __all__ = ["WorkerSinkTask", "TaskFailedError", "committable_offsets", "DEFAULT_RETRY_BACKOFF_MS"]
 

@@ -1,6 +1,6 @@
 """The runtime's side of ``SinkTaskContext``: what a running task may ask of it.
 
-Requests are recorded here and acted on by :class:`~connect_spark.runtime.worker_task.WorkerSinkTask`
+Requests are recorded here and acted on by :class:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask`
 at the points Kafka Connect acts on them: seeks right after ``open`` or before the next batch, the
 timeout before the next retry, a commit at the next tick.
 """

@@ -35,8 +35,8 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
 from connect_spark.runtime.split_frames import FrameSchemas, deliver_split
-from connect_spark.runtime.task_loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
-from connect_spark.runtime.worker_task import TaskFailedError, WorkerSinkTask
+from connect_spark.runtime.tasks.loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
+from connect_spark.runtime.tasks.worker_task import TaskFailedError, WorkerSinkTask
 
 __all__ = ["GenerationSpec", "GenerationResult", "run_generation", "group_by_task", "offset_ranges", "tp_key", "parse_tp_key"]
 
@@ -170,7 +170,7 @@ class GenerationResult:
 
 
 class _CachedTask:
-    """A started task (:class:`~.task_loop.TaskUnit`) and its Arrow builders, kept by one Python worker."""
+    """A started task (:class:`~connect_spark.runtime.tasks.loop.TaskUnit`) and its Arrow builders, kept by one Python worker."""
 
     def __init__(self, spec: GenerationSpec) -> None:
         from connect_spark.config.connector import ConnectorConfig
@@ -250,7 +250,7 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
     3. per batch: drop records of unassigned, paused or rewound partitions and below forward seeks;
        convert and transform; ``put`` (a ``RetriableException`` delivers the same records again after
        ``context.timeout``, with no offset moving meanwhile);
-    4. ``pre_commit`` → ``close`` → the committable offsets, by the same :meth:`~connect_spark.runtime.worker_task.WorkerSinkTask.commit_offsets` as on the driver;
+    4. ``pre_commit`` → ``close`` → the committable offsets, by the same :meth:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask.commit_offsets` as on the driver;
     5. on failure: the final ``pre_commit``/``close`` for what was put, ``stop``, and the error.
     """
     result = GenerationResult(spec.task_id, pid=os.getpid())

@@ -4,7 +4,7 @@ Written once here, used by the driver processors (:mod:`.driver_tasks` and the p
 it) and by executor generations (:mod:`.generation`):
 
 * :class:`TaskUnit` — task assembly: the task instance, its converters/transforms/error handler
-  (:func:`~connect_spark.runtime.task_builder.build_task_plugins`), its errant record reporter, its
+  (:func:`~connect_spark.runtime.tasks.builder.build_task_plugins`), its errant record reporter, its
   context, and Kafka Connect's offset bookkeeping around it (:class:`~.worker_task.WorkerSinkTask`);
 * :func:`select_rows` — which rows of a batch a task may be given: rows of partitions it owns that
   are not paused (or being re-read) and not below a seek;
@@ -28,9 +28,9 @@ from connect_spark.api.bulk import ArrowSinkTask
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.sink_records import ConvertedBatch, cycle_collection_paused, raw_records
 from connect_spark.runtime.errors import WorkerErrantRecordReporter
-from connect_spark.runtime.task_builder import TaskPlugins, build_task_plugins
-from connect_spark.runtime.task_context import WorkerSinkTaskContext
-from connect_spark.runtime.worker_task import CommitFunction, WorkerSinkTask
+from connect_spark.runtime.tasks.builder import TaskPlugins, build_task_plugins
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
+from connect_spark.runtime.tasks.worker_task import CommitFunction, WorkerSinkTask
 
 if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
