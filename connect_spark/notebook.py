@@ -16,7 +16,7 @@ topics, commits and ends on its own (``awaitTermination()`` returns when it has)
 
 A Spark Connect session (serverless and shared-access notebooks, ``SparkSession.builder.remote``) works the
 same way: the ``foreachBatch`` function is then a self-contained object that builds the connector's tasks
-in the server's Python process (:mod:`connect_spark.runtime.remote_batches`, ``docs/spark-connect.md``).
+in the server's Python process (:mod:`connect_spark.runtime.processors.remote_batches`, ``docs/spark-connect.md``).
 """
 
 from __future__ import annotations

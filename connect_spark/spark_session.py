@@ -261,7 +261,7 @@ def is_remote_session(spark: object) -> bool:
     """Whether ``spark`` is a Spark Connect session (no py4j gateway, no ``sparkContext``, no RDDs).
 
     The one test every classic-only path asks (the JVM class checks here, the runner's choice of a
-    self-contained ``foreachBatch`` function in :mod:`connect_spark.runtime.remote_batches`). Checked by
+    self-contained ``foreachBatch`` function in :mod:`connect_spark.runtime.processors.remote_batches`). Checked by
     type, so it never imports Spark Connect's client where it is not installed.
     """
     return type(spark).__module__.startswith("pyspark.sql.connect.")

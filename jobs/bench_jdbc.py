@@ -18,7 +18,7 @@ topic with ``available-now`` through ``io.confluent.connect.jdbc.JdbcSinkConnect
 The sink is an ``ArrowSinkTask``. With the JsonConverter the connector compiles to a vectorized plan, so in
 executor mode Spark converts the records (``from_json`` and the exactness checks, in the JVM) before the
 Python workers get them, and the task reads its rows from the frame's Arrow columns
-(``connect_spark/runtime/split_frames.py``, ``connect_spark/connectors/jdbc/frame_rows.py``). Without a plan
+(``connect_spark/runtime/processors/executor_vectorized.py``, ``connect_spark/connectors/jdbc/frame_rows.py``). Without a plan
 (the ``insert-records`` arm) the task takes records (``put``): the JsonConverter converts each record in
 Python and rows are read from the records.
 
@@ -103,7 +103,7 @@ def _profile(spark, postgres, records: int, separators: tuple[str, str]) -> dict
     from connect_spark.columnar.plan import compile_plan
     from connect_spark.columnar.records import connect_schemas, with_connect_schemas
     from connect_spark.connectors.jdbc.frame_rows import frame_batches
-    from connect_spark.runtime.split_frames import good_frame
+    from connect_spark.runtime.processors.executor_vectorized import good_frame
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.connectors.jdbc.config import JdbcSinkConfig
@@ -151,7 +151,7 @@ def _profile(spark, postgres, records: int, separators: tuple[str, str]) -> dict
     plan = compile_plan(ConnectorConfig(props), WorkerConfig({"bootstrap.servers": "x:1", "key.converter": _JSON,
                                                               "value.converter": _JSON}))
     output = plan.apply(raw_frame)
-    # as executor mode ships it to a task that reads no headers (runtime/executor_mode.py)
+    # as executor mode ships it to a task that reads no headers (runtime/processors/executor_tasks.py)
     shipped = lambda: output.split().drop("headers", "frame_headers")  # noqa: E731
     shipped().toArrow()  # learns the schema, warms the JVM
     jvm = _jvm_process()

@@ -1,6 +1,6 @@
 """Fit a small record frame (records converted per record) to the types of a batch's vectorized frame.
 
-Called by the frame path (:mod:`connect_spark.runtime.dataframe_mode`) when some rows of a batch were
+Called by the frame path (:mod:`connect_spark.runtime.processors.dataframe_batches`) when some rows of a batch were
 converted per record and the rest by the plan: the survivors' frame is rebuilt, column by column and
 struct field by struct field (matched by name), into the good rows' types so the two can be unioned.
 Only lossless changes are made: a missing struct field becomes null, an integer widens to a wider

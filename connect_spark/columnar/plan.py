@@ -234,7 +234,7 @@ class PlanOutput:
 
     def split(self) -> "DataFrame":
         """Every staged row in one DataFrame, for a runtime that separates good from fallback rows itself
-        (executor mode's Arrow tasks, :mod:`connect_spark.runtime.split_frames`).
+        (executor mode's Arrow tasks, :mod:`connect_spark.runtime.processors.executor_vectorized`).
 
         Columns: ``RAW_COLUMNS`` (key, value and headers only where the row falls back: null key and value
         and no headers elsewhere), the record

@@ -137,7 +137,7 @@ def _deliver(spark: "SparkSession", worker: "WorkerConfig", connector: "Connecto
              letters: list[DeadLetter]) -> None:
     """One batch through the connector's processor (driver execution); nothing is committed for the connector."""
     from connect_spark import plugins
-    from connect_spark.runtime.processor import ProcessorSetup, choose_processor
+    from connect_spark.runtime.processors.base import ProcessorSetup, choose_processor
 
     connector_cls = plugins.resolve("connector", connector.connector_class, key="connector.class")
     instance = connector_cls()

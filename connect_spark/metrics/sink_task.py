@@ -1,7 +1,7 @@
 """The ``sink-task-metrics`` of one task: totals, windowed rates and put timings.
 
 The runtime updates them: :class:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask` around ``put`` and
-each commit, the processors (:mod:`connect_spark.runtime.processor`) for records read. REST
+each commit, the processors (:mod:`connect_spark.runtime.processors.base`) for records read. REST
 threads read :meth:`SinkTaskMetrics.as_dict` at any time; a lock keeps every snapshot consistent.
 """
 

@@ -1,7 +1,7 @@
 """Runs one sink connector: its lifecycle, with the batches left to the processor of its task shape.
 
 The runner starts the connector plugin, asks it for task configurations, chooses the processor of
-the task shape once (:func:`~connect_spark.runtime.remote_batches.processor_for`; on Spark Connect, one
+the task shape once (:func:`~connect_spark.runtime.processors.remote_batches.processor_for`; on Spark Connect, one
 whose batch function runs on the server), looks up the partitions and where each starts, and starts the
 streaming query (:class:`~connect_spark.streaming.query.QueryGenerations`, a checkpoint generation per start). Then it
 supervises: :meth:`ConnectorRunner.tick` restarts the query when the processor needs records again
@@ -33,8 +33,8 @@ from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.conversion.header_reads import headers_needed
 from connect_spark.runtime.partitions import PartitionDirectory
-from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
-from connect_spark.runtime.remote_batches import processor_for
+from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.processors.remote_batches import processor_for
 from connect_spark.runtime.stalls import StallDetector
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter

@@ -47,7 +47,7 @@ def run_standalone(
 ) -> int:
     """Validate everything, then run the connectors until drained, failed or stopped; return the exit code.
 
-    ``spark`` may be a classic or a Spark Connect session (see :mod:`connect_spark.runtime.remote_batches`);
+    ``spark`` may be a classic or a Spark Connect session (see :mod:`connect_spark.runtime.processors.remote_batches`);
     without it a classic session is built from the worker's ``spark.*`` keys.
     """
     try:

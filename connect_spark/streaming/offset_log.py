@@ -4,7 +4,7 @@ Structured Streaming writes ``<checkpoint>/offsets/<batchId>`` before it runs ba
 ``v1`` line, a metadata line, then one line per source with the source's end offsets as JSON
 (``{"topic":{"0":1200,"1":1187}}``). The batch reads ``[start, end)`` per topic-partition, where
 ``start`` is the previous batch's end, or, for the first batch of a query, the positions the query was
-started from. Called by the frame processor (:mod:`connect_spark.runtime.dataframe_mode`) inside
+started from. Called by the frame processor (:mod:`connect_spark.runtime.processors.dataframe_batches`) inside
 ``foreachBatch``: knowing the ranges costs a small local file read, no Spark job.
 """
 

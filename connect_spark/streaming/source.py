@@ -2,7 +2,7 @@
 
 :func:`read_kafka_stream` is called by :class:`connect_spark.streaming.query.QueryGenerations` for each
 query generation; :func:`read_kafka_range` by the executor processor
-(:mod:`connect_spark.runtime.executor_mode`) to re-deliver ``[committed, position)``.
+(:mod:`connect_spark.runtime.processors.executor_tasks`) to re-deliver ``[committed, position)``.
 """
 
 from __future__ import annotations

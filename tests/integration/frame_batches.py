@@ -2,7 +2,7 @@
 that take it (Delta, Iceberg).
 
 A raw batch has the Kafka source's columns (:data:`~connect_spark.streaming.raw_batch.RAW_DDL`). :func:`plan_frames` builds the runtime's
-:class:`~connect_spark.runtime.dataframe_mode.FrameBatches` for a schemaless JSON connector, and
+:class:`~connect_spark.runtime.processors.dataframe_batches.FrameBatches` for a schemaless JSON connector, and
 :func:`deliver_frame` hands a batch through it to a ``DataFrameSinkTask`` as the runner does.
 """
 
@@ -13,7 +13,7 @@ import uuid
 from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
 from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
-from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.processors.dataframe_batches import FrameBatches
 from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.streaming.raw_batch import RAW_DDL
 from connect_spark.testing.harness import worker_properties

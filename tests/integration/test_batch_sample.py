@@ -16,7 +16,7 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.plan import compile_plan
 from connect_spark.connectors.delta import DeltaSinkTask
 from connect_spark.runtime.conversion.batch_sample import BatchSampler
-from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.processors.dataframe_batches import FrameBatches
 from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 from connect_spark.kafka.clients import kafka_client_kwargs
@@ -139,7 +139,7 @@ def test_a_first_batch_whose_sample_has_rows_for_the_per_record_path_skips_the_d
     raw = raw_columns(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
                       .option("subscribe", topic_name).load())
     ranges = {tp: (0, 20) for tp in tps}
-    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.dataframe_mode"):
+    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.processors.dataframe_batches"):
         frames.deliver(raw, ranges, lambda frame: task.put_dataframe_batch(frame, 0, ranges), task.writes_atomically())
     said = [r.getMessage() for r in caplog.records]
     assert not any("one-pass write committed nothing" in m for m in said), said

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
-from connect_spark.runtime.dataframe_mode import FrameBatches
+from connect_spark.runtime.processors.dataframe_batches import FrameBatches
 from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.streaming.raw_batch import RAW_DDL
 from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row

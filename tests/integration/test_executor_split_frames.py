@@ -14,8 +14,8 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.records import SCHEMA_METADATA_KEY, connect_schemas
 from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
-from connect_spark.runtime.executor_mode import ExecutorTasks
-from connect_spark.runtime.processor import ProcessorSetup
+from connect_spark.runtime.processors.executor_tasks import ExecutorTasks
+from connect_spark.runtime.processors.base import ProcessorSetup
 from connect_spark.streaming.source import read_kafka_range
 from connect_spark.testing.arrow_recording import RecordingArrowSinkTask, read_recorded_frames
 from connect_spark.testing.harness import worker_properties

@@ -108,7 +108,7 @@ def test_a_value_of_another_type_is_reported_without_building_the_batch_again_fr
     rows[3] = raw_row(23, order_json(23, "7"), key=b"k")  # survives the per-record path and fits
     rows[5] = raw_row(25, order_json(25, '"12.5"'), key=b"k")  # a string among doubles
     failures_before = frames.converter.errors.metrics.record_failures
-    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.dataframe_mode"):
+    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.processors.dataframe_batches"):
         deliver_frame(spark, frames, task, rows, 1)
     said = [r.getMessage() for r in caplog.records]
     assert not any("handed over from records" in m for m in said), said

@@ -16,11 +16,11 @@ from connect_spark.config.worker import (
     WorkerConfig,
 )
 from connect_spark.connectors.delta.task import DeltaSinkTask
-from connect_spark.runtime.driver_arrow import DriverArrowProcessor
-from connect_spark.runtime.driver_frames import DataFrameProcessor
-from connect_spark.runtime.driver_records import DriverRecordProcessor
-from connect_spark.runtime.executor_mode import ExecutorTasks
-from connect_spark.runtime.processor import ProcessorSetup, choose_processor
+from connect_spark.runtime.processors.driver_arrow import DriverArrowProcessor
+from connect_spark.runtime.processors.driver_dataframes import DataFrameProcessor
+from connect_spark.runtime.processors.driver_records import DriverRecordProcessor
+from connect_spark.runtime.processors.executor_tasks import ExecutorTasks
+from connect_spark.runtime.processors.base import ProcessorSetup, choose_processor
 from connect_spark.testing.noop import NoopArrowSinkTask
 from connect_spark.testing.raw_batches import raw_table
 from connect_spark.testing.recording import RecordingSinkTask, read_recorded_calls, read_recorded_records

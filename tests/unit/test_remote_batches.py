@@ -7,7 +7,7 @@ import threading
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.file import FileStreamSinkTask
-from connect_spark.runtime.remote_batches import RemoteBatchFunction
+from connect_spark.runtime.processors.remote_batches import RemoteBatchFunction
 from connect_spark.spark_session import is_remote_session
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 from connect_spark.api.bulk import RECORD_FRAME_COLUMNS, ArrowSinkTask, takes_records
 from connect_spark.connectors.jdbc.task import JdbcSinkTask
 from connect_spark.runtime.tasks.generation import GenerationResult
-from connect_spark.runtime.split_frames import good_frame
+from connect_spark.runtime.processors.executor_vectorized import good_frame
 from connect_spark.testing.noop import NoopArrowSinkTask
 
 VALUE = pa.struct([("id", pa.int64()), ("name", pa.string())])

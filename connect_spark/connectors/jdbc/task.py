@@ -3,7 +3,7 @@
 An :class:`~connect_spark.api.bulk.ArrowSinkTask`: in executor mode (the default) each task runs in a Spark
 executor's Python worker with its own connection and writes its own partitions; in driver mode it lives on
 the driver. ``put_arrow`` receives a record frame — in executor mode with a JSON, Avro, String or
-ByteArray converter, rows Spark itself converted (:mod:`connect_spark.runtime.split_frames`) — and
+ByteArray converter, rows Spark itself converted (:mod:`connect_spark.runtime.processors.executor_vectorized`) — and
 writes it before it returns, so nothing is buffered between calls. Rows come straight from the frame's
 Arrow columns (:mod:`.frame_rows`); ``SinkRecord`` objects are built only for rows the database refuses,
 and for frames the column path does not handle (schemaless values with ``fields.whitelist``). ``put``

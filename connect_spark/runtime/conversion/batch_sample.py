@@ -1,6 +1,6 @@
 """The head of a micro-batch, read on the driver with a Kafka client, for a plan that must learn its shapes.
 
-Called by :class:`connect_spark.runtime.dataframe_mode.FrameBatches` before it applies a vectorized plan
+Called by :class:`connect_spark.runtime.processors.dataframe_batches.FrameBatches` before it applies a vectorized plan
 that has not learned its JSON or Avro shapes yet (the first batch of a run, or a batch after
 :meth:`~connect_spark.columnar.plan.ColumnarPlan.forget_samples`). Learning them from the batch itself
 costs one or two small Spark jobs over Kafka (seconds on a cold session, which a scheduled

@@ -33,7 +33,7 @@ PRELOADED = (
     "pandas",
     "connect_spark.config.connector",
     "connect_spark.config.worker",
-    "connect_spark.runtime.executor_mode",
+    "connect_spark.runtime.processors.executor_tasks",
 )
 
 

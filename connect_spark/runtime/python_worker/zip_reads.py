@@ -9,7 +9,7 @@ was about 40 % of a Python worker's time on a 2-core machine.
 
 :func:`install` makes ``zipimporter.invalidate_caches`` re-read an archive only when the archive
 file changed (its modification time or size), which is what the invalidation exists for. Called by
-the executor-side entry points (:mod:`connect_spark.runtime.executor_mode`'s ``mapInArrow``
+the executor-side entry points (:mod:`connect_spark.runtime.processors.executor_tasks`'s ``mapInArrow``
 function) when they run in a worker; a process keeps it for the tasks it runs after that (Spark
 reuses Python workers). Installing it twice is harmless.
 """

@@ -8,7 +8,7 @@ driver needs back — what ``pre_commit`` returned, how far records were seen, r
 ``open``, pauses, a failure with its trace, counters — travels in one :class:`GenerationResult`.
 
 This module runs inside Spark's Python workers (called by the ``mapInArrow`` function
-:mod:`connect_spark.runtime.executor_mode` builds) and never touches Spark itself, so it is tested as
+:mod:`connect_spark.runtime.processors.executor_tasks` builds) and never touches Spark itself, so it is tested as
 plain Python.
 
 Task instances are cached per Python worker between generations: ``initialize`` and ``start`` run
@@ -34,7 +34,7 @@ from connect_spark.api.bulk import takes_records
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
-from connect_spark.runtime.split_frames import FrameSchemas, deliver_split
+from connect_spark.runtime.processors.executor_vectorized import FrameSchemas, deliver_split
 from connect_spark.runtime.tasks.loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
 from connect_spark.runtime.tasks.worker_task import TaskFailedError, WorkerSinkTask
 
@@ -80,7 +80,7 @@ class GenerationSpec:
             task loop's bookkeeping).
         frame_schemas: set when the driver projected the batch through the connector's vectorized plan
             (an Arrow task; batches hold :meth:`~connect_spark.columnar.plan.PlanOutput.split` rows): the
-            Connect schemas of the converted rows (see :mod:`.split_frames`).
+            Connect schemas of the converted rows (see :mod:`connect_spark.runtime.processors.executor_vectorized`).
     """
 
     run_id: str
@@ -110,7 +110,7 @@ class GenerationResult:
         paused: the task's paused partitions when the generation ended.
         error: the failure message when the task failed, else ``None``; ``trace`` its stack trace.
         records_read, records_put, records_skipped: counters.
-        records_fallback: rows of a split batch (see :mod:`.split_frames`) converted per record.
+        records_fallback: rows of a split batch (see :mod:`connect_spark.runtime.processors.executor_vectorized`) converted per record.
         put_seconds: wall time inside ``put``/``put_arrow``.
         pid: the executor Python worker's process id.
     """
@@ -238,7 +238,7 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
 
     ``batches`` hold the raw Kafka columns (:data:`connect_spark.streaming.raw_batch.RAW_COLUMNS`),
     rows of the task's partitions in offset order per partition (with ``spec.frame_schemas``, the
-    plan's split columns besides: :mod:`.split_frames`). Each non-empty batch becomes one
+    plan's split columns besides: :mod:`connect_spark.runtime.processors.executor_vectorized`). Each non-empty batch becomes one
     ``put`` (one ``put_arrow`` for :class:`~connect_spark.api.bulk.ArrowSinkTask`).
 
     Steps:

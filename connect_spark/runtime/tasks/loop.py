@@ -1,6 +1,6 @@
 """The task loop shared by every processor, driver side and executor side alike.
 
-Written once here, used by the driver processors (:mod:`.driver_tasks` and the processors built on
+Written once here, used by the driver processors (:mod:`connect_spark.runtime.processors.driver_tasks` and the processors built on
 it) and by executor generations (:mod:`.generation`):
 
 * :class:`TaskUnit` — task assembly: the task instance, its converters/transforms/error handler
@@ -198,14 +198,14 @@ def deliver_arrow(unit: TaskUnit, batch: pa.RecordBatch | pa.Table, wait: Wait, 
 
     The table is built by Arrow when ``frames`` (an :class:`~connect_spark.runtime.conversion.record_frames.ArrowFrameBuilder`)
     can, else from records converted under ``errors.*`` (records whose key or value does not fit the
-    frame's columns are reported there too, see :mod:`~connect_spark.runtime.frame_errors`).
+    frame's columns are reported there too, see :mod:`~connect_spark.runtime.processors.rejected_rows`).
     """
     table = frames.build(batch) if frames is not None else None
     if table is not None:
         consumed = {tp: end for tp, (_, end) in offset_ranges(batch).items()}
     else:
         from connect_spark.columnar.records import fit_records_to_frame, with_connect_schemas
-        from connect_spark.runtime.frame_errors import report_misfits
+        from connect_spark.runtime.processors.rejected_rows import report_misfits
 
         with cycle_collection_paused():
             converted = unit.plugins.converter.convert(raw_records(batch))

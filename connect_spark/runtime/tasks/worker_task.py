@@ -1,7 +1,7 @@
 """One sink task instance and Kafka Connect's ``WorkerSinkTask`` bookkeeping around it.
 
 Made by :class:`connect_spark.runtime.tasks.loop.TaskUnit` for every task on either side: on the
-driver one lives as long as the task (the driver processors, :mod:`connect_spark.runtime.driver_tasks`,
+driver one lives as long as the task (the driver processors, :mod:`connect_spark.runtime.processors.driver_tasks`,
 feed it every batch of its partitions and tick its commits); on an executor one is made per generation
 (:mod:`connect_spark.runtime.tasks.generation`). This module knows nothing about Spark.
 

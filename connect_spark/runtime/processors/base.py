@@ -6,11 +6,11 @@ is the processor's, one per task shape, chosen once at start by :func:`choose_pr
 =================================  =================  ==============================================
 task shape                          execution mode     processor
 =================================  =================  ==============================================
-``SinkTask`` (records)              executor           :class:`.executor_mode.ExecutorTasks`
+``SinkTask`` (records)              executor           :class:`~connect_spark.runtime.processors.executor_tasks.ExecutorTasks`
 ``SinkTask`` (records)              driver             :class:`.driver_records.DriverRecordProcessor`
-``ArrowSinkTask``                   executor           :class:`.executor_mode.ExecutorTasks`
+``ArrowSinkTask``                   executor           :class:`~connect_spark.runtime.processors.executor_tasks.ExecutorTasks`
 ``ArrowSinkTask``                   driver             :class:`.driver_arrow.DriverArrowProcessor`
-``DataFrameSinkTask``               either             :class:`.driver_frames.DataFrameProcessor`
+``DataFrameSinkTask``               either             :class:`~connect_spark.runtime.processors.driver_dataframes.DataFrameProcessor`
 =================================  =================  ==============================================
 
 A ``DataFrameSinkTask`` always runs on the driver (its ``put_dataframe`` hands work to Spark, which
@@ -138,20 +138,20 @@ def choose_processor(setup: ProcessorSetup) -> BatchProcessor:
     mode = setup.connector.execution_mode(setup.worker)
     task_class = setup.task_class
     if issubclass(task_class, DataFrameSinkTask):
-        from connect_spark.runtime.driver_frames import DataFrameProcessor
+        from connect_spark.runtime.processors.driver_dataframes import DataFrameProcessor
 
         if mode == "executor":
             log.info("%s: %s takes whole micro-batches as DataFrames on the driver (Spark runs its work on the "
                      "executors)", setup.connector.name, task_class.__name__)
         return DataFrameProcessor(setup)
     if mode == "executor":
-        from connect_spark.runtime.executor_mode import ExecutorTasks
+        from connect_spark.runtime.processors.executor_tasks import ExecutorTasks
 
         return ExecutorTasks(setup)
     if issubclass(task_class, ArrowSinkTask):
-        from connect_spark.runtime.driver_arrow import DriverArrowProcessor
+        from connect_spark.runtime.processors.driver_arrow import DriverArrowProcessor
 
         return DriverArrowProcessor(setup)
-    from connect_spark.runtime.driver_records import DriverRecordProcessor
+    from connect_spark.runtime.processors.driver_records import DriverRecordProcessor
 
     return DriverRecordProcessor(setup)

@@ -1,6 +1,6 @@
 """Record tasks on the driver: Kafka Connect's exact semantics, one long-lived instance per task.
 
-Chosen by :func:`~.processor.choose_processor` for a record ``SinkTask`` in driver mode. Per
+Chosen by :func:`~connect_spark.runtime.processors.base.choose_processor` for a record ``SinkTask`` in driver mode. Per
 micro-batch (called by the runner inside ``foreachBatch``) the batch is collected to the driver as
 Arrow, split by owning task (:meth:`~.driver_tasks.DriverTasks.deliver_table`), and each task gets one
 ``put`` — possibly empty, as Connect's poll loop gives — followed by its commit tick. A
@@ -14,8 +14,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
-from connect_spark.runtime.driver_tasks import DriverTasks
-from connect_spark.runtime.processor import ProcessorSetup
+from connect_spark.runtime.processors.driver_tasks import DriverTasks
+from connect_spark.runtime.processors.base import ProcessorSetup
 from connect_spark.runtime.tasks.loop import TaskUnit, deliver_records
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup, choose_processor
+from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup, choose_processor
 from connect_spark.spark_session import is_remote_session
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ partitions, may buffer across batches, and is asked on each commit tick which of
 module keeps the tasks (:class:`~connect_spark.runtime.tasks.loop.TaskUnit`), which task owns which partition
 (:class:`~.assignment.TaskAssignment`), how far each partition was delivered, the partitions a task
 paused, and the rewinds that make the runner start a new query generation. The processors built on
-it — :mod:`.driver_records`, :mod:`.driver_arrow`, :mod:`.driver_frames` — only say how a batch is
+it — :mod:`.driver_records`, :mod:`.driver_arrow`, :mod:`connect_spark.runtime.processors.driver_dataframes` — only say how a batch is
 handed to a task.
 
 Paused partitions: rows of a partition its task paused are not delivered; the partition is *held*
@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.runtime.assignment import TaskAssignment
-from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.tasks.loop import TaskUnit, offset_ranges, select_rows
 
 __all__ = ["DriverTasks"]

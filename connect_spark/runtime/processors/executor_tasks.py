@@ -12,7 +12,7 @@ Per micro-batch the driver
    vectorized plan (and are not ByteArray/String converters without transforms, whose frames the workers
    build from the raw columns alone) (:func:`connect_spark.columnar.plan.compile_plan`), projects the rows through it
    (:meth:`~connect_spark.columnar.plan.PlanOutput.split`): Spark converts them, and the tasks receive
-   the good rows as a frame and convert only the others per record (:mod:`.split_frames`). The plan
+   the good rows as a frame and convert only the others per record (:mod:`connect_spark.runtime.processors.executor_vectorized`). The plan
    learns a JSON shape from a small sample of the first batch and reuses it; a batch where more than
    ``RELEARN_FALLBACK_SHARE`` of the rows fell back makes the next batch learn again;
 4. runs ``mapInArrow`` with :func:`connect_spark.runtime.tasks.generation.run_generation` per task and
@@ -43,8 +43,8 @@ from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime.python_worker import zip_reads
 from connect_spark.runtime.assignment import TaskAssignment
 from connect_spark.runtime.tasks.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
-from connect_spark.runtime.processor import BatchProcessor, ProcessorSetup
-from connect_spark.runtime.split_frames import FrameSchemas
+from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
+from connect_spark.runtime.processors.executor_vectorized import FrameSchemas
 from connect_spark.runtime.tasks.loop import offset_ranges
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 from connect_spark.streaming.source import read_kafka_range
@@ -66,7 +66,7 @@ UNASSIGNED = -1
 class ExecutorTasks(BatchProcessor):
     """The driver's side of a connector's tasks in executor mode (record and Arrow tasks).
 
-    Chosen by :func:`~.processor.choose_processor`; the runner calls :meth:`process` per micro-batch.
+    Chosen by :func:`~connect_spark.runtime.processors.base.choose_processor`; the runner calls :meth:`process` per micro-batch.
     The tasks themselves live in the executors' Python workers (:mod:`connect_spark.runtime.tasks.generation`); the driver keeps
     the assignment, the committed offsets and how far each partition was read.
     """
@@ -189,7 +189,7 @@ class ExecutorTasks(BatchProcessor):
 
     def _check_samples(self, results: list[GenerationResult]) -> None:
         """After a batch converted with shapes learned earlier: learn again when too many rows fell back."""
-        from connect_spark.runtime.dataframe_mode import RELEARN_FALLBACK_SHARE
+        from connect_spark.runtime.processors.dataframe_batches import RELEARN_FALLBACK_SHARE
 
         fallback = sum(r.records_fallback for r in results)
         rows = sum(r.records_read for r in results)

@@ -1,6 +1,6 @@
 """Arrow bulk tasks on the driver: one long-lived :class:`~connect_spark.api.bulk.ArrowSinkTask` per task.
 
-Chosen by :func:`~.processor.choose_processor` for an ``ArrowSinkTask`` in driver mode (the testing
+Chosen by :func:`~connect_spark.runtime.processors.base.choose_processor` for an ``ArrowSinkTask`` in driver mode (the testing
 harness's default). Per micro-batch (called by the runner inside ``foreachBatch``) the batch is
 collected to the driver as Arrow and split by owning task
 (:meth:`~.driver_tasks.DriverTasks.deliver_table`), and each task with rows gets one ``put_arrow`` of
@@ -14,8 +14,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
-from connect_spark.runtime.driver_tasks import DriverTasks
-from connect_spark.runtime.processor import ProcessorSetup
+from connect_spark.runtime.processors.driver_tasks import DriverTasks
+from connect_spark.runtime.processors.base import ProcessorSetup
 from connect_spark.runtime.tasks.loop import TaskUnit, deliver_arrow
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Hands each micro-batch to a :class:`~connect_spark.api.bulk.DataFrameSinkTask` as one record frame.
 
-Called by :class:`connect_spark.runtime.driver_frames.DataFrameProcessor` on the driver, inside
+Called by :class:`connect_spark.runtime.processors.driver_dataframes.DataFrameProcessor` on the driver, inside
 ``foreachBatch``, through :meth:`FrameBatches.deliver` (as the task's put step, so a retriable failure
 delivers the batch again). The batch's offset ranges
 come from the query's offset log (:mod:`connect_spark.streaming.offset_log`), not from its rows.
@@ -24,7 +24,7 @@ With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batc
   string where they hold a double) is reported under ``errors.*`` at once, as the misfit of the batch it
   is (:func:`~connect_spark.columnar.records.split_conflicting`). Only a survivor that still does not fit
   (a field the others lack) makes the whole batch be rebuilt from records; records that fit no column of
-  that frame are reported under ``errors.*`` (:mod:`connect_spark.runtime.frame_errors`).
+  that frame are reported under ``errors.*`` (:mod:`connect_spark.runtime.processors.rejected_rows`).
 
 Without a plan (a custom transform, an unsupported converter) the raw batch is converted per record on
 the driver and handed over as a DataFrame built from Arrow.
@@ -153,7 +153,7 @@ class FrameBatches:
         as one frame; survivors that conflict with the good rows' types are reported under ``errors.*``."""
         from connect_spark.columnar.fit import CannotFit, arrow_types, fitted
         from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
-        from connect_spark.runtime.frame_errors import report_misfits
+        from connect_spark.runtime.processors.rejected_rows import report_misfits
 
         good = output.good
         if len(survivors) < good_rows:
@@ -197,13 +197,13 @@ def _frame_of_records(spark: "SparkSession", records: list, converter: RecordCon
     """A frame in offset order per original partition, built from records through Arrow; ``None`` if empty.
 
     Records whose key or value does not fit the frame's columns are reported under ``errors.*``
-    (:mod:`connect_spark.runtime.frame_errors`); their consumed bytes come from ``raws`` or, for rows the
+    (:mod:`connect_spark.runtime.processors.rejected_rows`); their consumed bytes come from ``raws`` or, for rows the
     plan converted, from the raw batch ``raw``.
     """
     if not records:
         return None
     from connect_spark.columnar.records import fit_records_to_frame
-    from connect_spark.runtime.frame_errors import raw_rows, report_misfits
+    from connect_spark.runtime.processors.rejected_rows import raw_rows, report_misfits
 
     records.sort(key=lambda r: (r.original_topic, r.original_kafka_partition, r.original_kafka_offset))
     built = fit_records_to_frame(records, converter.header_converter)

@@ -1,7 +1,7 @@
 """Executor mode's Arrow tasks fed by a vectorized plan: the rows Spark converted are the frame.
 
 When a connector's converters and transforms compile to a plan (:func:`connect_spark.columnar.plan.compile_plan`),
-the driver (:class:`~connect_spark.runtime.executor_mode.ExecutorTasks`) projects each micro-batch through
+the driver (:class:`~connect_spark.runtime.processors.executor_tasks.ExecutorTasks`) projects each micro-batch through
 it before ``mapInArrow`` (:meth:`~connect_spark.columnar.plan.PlanOutput.split`): every row arrives in the
 task's Python worker with its raw Kafka columns, the record frame's columns Spark converted, and its kind
 (good, falls back, dropped by a ``Filter``). :func:`deliver_split`, called by
@@ -41,7 +41,7 @@ from connect_spark.columnar.records import (
     with_connect_schemas,
 )
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
-from connect_spark.runtime.frame_errors import report_misfits
+from connect_spark.runtime.processors.rejected_rows import report_misfits
 from connect_spark.runtime.tasks.loop import TaskUnit, Wait, hand_over, offset_ranges
 from connect_spark.streaming.raw_batch import RAW_COLUMNS
 

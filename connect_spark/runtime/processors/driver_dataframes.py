@@ -1,18 +1,18 @@
 """DataFrame bulk tasks: one :class:`~connect_spark.api.bulk.DataFrameSinkTask` on the driver, whole batches.
 
-Chosen by :func:`~.processor.choose_processor` for a ``DataFrameSinkTask`` in either execution mode.
+Chosen by :func:`~connect_spark.runtime.processors.base.choose_processor` for a ``DataFrameSinkTask`` in either execution mode.
 One instance owns every partition (Spark parallelises its DataFrame work, so ``tasks.max`` does not
 apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 
 1. the batch's offset ranges are read from the query's offset log (no Spark job);
 2. partitions seen for the first time are assigned;
 3. :func:`~connect_spark.runtime.tasks.loop.hand_over`: dead letter queue writes acknowledged, then
-   :meth:`connect_spark.runtime.dataframe_mode.FrameBatches.deliver` converts the batch (vectorized plan
+   :meth:`connect_spark.runtime.processors.dataframe_batches.FrameBatches.deliver` converts the batch (vectorized plan
    where it proves exact, in one Spark pass with the write when the sink's writes are atomic; the
    per-record path for the rest, tolerated records to the log / dead letter queue, whose writes are
    acknowledged before the frame is handed over); rows the task's ``rejected_rows`` names (an upsert
    record without a usable key) are reported under ``errors.*`` and left out of the frame
-   (:func:`~.frame_errors.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
+   (:func:`~connect_spark.runtime.processors.rejected_rows.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
    and offsets here (the Delta sink's table commit) — with the retriable back-off;
 4. the commit tick (:meth:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask.maybe_commit`).
 """
@@ -26,10 +26,10 @@ from kafka import KafkaConsumer
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.batch_sample import BatchSampler
-from connect_spark.runtime.dataframe_mode import FrameBatches
-from connect_spark.runtime.driver_tasks import DriverTasks
-from connect_spark.runtime.frame_errors import drop_rejected_rows
-from connect_spark.runtime.processor import ProcessorSetup
+from connect_spark.runtime.processors.dataframe_batches import FrameBatches
+from connect_spark.runtime.processors.driver_tasks import DriverTasks
+from connect_spark.runtime.processors.rejected_rows import drop_rejected_rows
+from connect_spark.runtime.processors.base import ProcessorSetup
 from connect_spark.runtime.tasks.loop import hand_over
 from connect_spark.kafka.clients import kafka_client_kwargs
 
