@@ -486,7 +486,7 @@ def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
 def compile_plan(connector: "ConnectorConfig", worker: "WorkerConfig") -> ColumnarPlan | None:
     """The vectorized plan of a connector, or ``None`` (reason logged at INFO) when a piece has none.
 
-    Converters, transforms and predicates are instantiated and configured as ``runtime/task_builder``
+    Converters, transforms and predicates are instantiated and configured as ``runtime/tasks/builder``
     does; the plan keeps them only to read their settings (and the header converter, for records).
     """
     try:
