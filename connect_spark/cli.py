@@ -147,7 +147,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_standalone(args: argparse.Namespace) -> int:
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
 
     if args.offsets:
         from connect_spark.herder.initial_offsets import seed_standalone_offsets

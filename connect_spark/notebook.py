@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from connect_spark.config.properties import load_properties
 from connect_spark.config.validation import validate_configs
-from connect_spark.runtime.standalone import EXIT_OK, StandaloneWorker
+from connect_spark.runtime.worker.standalone import EXIT_OK, StandaloneWorker
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

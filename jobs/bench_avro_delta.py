@@ -62,7 +62,7 @@ def main() -> None:
     from connect_spark.jvm import ensure_resolved
     from connect_spark.localkafka import LocalKafkaBroker
     from connect_spark.localregistry import LocalSchemaRegistry
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
     from connect_spark.spark_session import get_or_create_session
     from connect_spark.testing.harness import worker_properties
     from connect_spark.testing.kafka import create_topic

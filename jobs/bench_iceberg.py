@@ -73,7 +73,7 @@ def _plain_spark(spark, bootstrap: str, topic: str, table: str, batch: int, chec
 
 def _connect_spark(spark, bootstrap: str, topic: str, catalog: str, warehouse: Path, table: str, batch: int,
                    work: Path, upsert: bool) -> None:
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
     json_converter = "org.apache.kafka.connect.json.JsonConverter"

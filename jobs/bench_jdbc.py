@@ -72,7 +72,7 @@ def _record(i: int, keys: int, separators: tuple[str, str] = SEPARATORS["compact
 
 def _drain(spark, bootstrap, work, topic, name, postgres, mode, batch_size, max_offsets, per_record=False, tasks=2,
            dlq=False):
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
     worker = worker_properties(bootstrap, work / name, key_converter=_JSON, value_converter=_JSON,

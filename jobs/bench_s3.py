@@ -31,7 +31,7 @@ PARTITIONS = 4
 
 
 def _drain(spark, bootstrap: str, work: Path, topic: str, connector: dict[str, str], batch: int) -> float:
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
     worker = worker_properties(bootstrap, work / connector["name"], value_converter=_JSON,

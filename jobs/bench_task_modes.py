@@ -75,7 +75,7 @@ class PeakRss:
 
 
 def _drain(spark, bootstrap, work, topic, name, connector_class, mode, max_offsets):
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
     from connect_spark.testing.harness import worker_properties
 
     worker = worker_properties(bootstrap, work / name, task_execution_mode=mode, max_offsets_per_trigger=max_offsets,

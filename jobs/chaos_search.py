@@ -31,7 +31,7 @@ def main() -> int:
     from connect_spark.jvm import ensure_resolved
     from connect_spark.localkafka import LocalKafkaBroker
     from connect_spark.localsearch import LocalOpenSearch
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
     from connect_spark.testing.harness import committed_offsets, worker_properties
     from connect_spark.testing.kafka import create_topic, end_offsets
     from connect_spark.testing.search_chaos import (expected_documents, indexed_documents, keyed_records, kill_runs,

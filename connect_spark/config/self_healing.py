@@ -3,7 +3,7 @@
 The worker declares them with their defaults (:data:`WORKER_SELF_HEALING_DEF`); a connector may set any of
 them too (:data:`CONNECTOR_SELF_HEALING_DEF`, not set: the worker's). Read through
 :func:`self_healing_value`, which applies that rule; the runtime's users are
-:mod:`connect_spark.runtime.restarts` and :mod:`connect_spark.runtime.stalls`.
+:mod:`connect_spark.runtime.worker.restarts` and :mod:`connect_spark.runtime.worker.stalls`.
 """
 
 from __future__ import annotations

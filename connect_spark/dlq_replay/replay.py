@@ -68,7 +68,7 @@ def replay_dead_letters(spark: "SparkSession | None", worker: "WorkerConfig", co
                         letter_filter: LetterFilter = LetterFilter(), dry_run: bool = False,
                         max_replays: int = 3) -> ReplayResult:
     """Replay (or, with ``dry_run``, list) the connector's dead letters; see the module docstring."""
-    from connect_spark.runtime.standalone import build_offset_store
+    from connect_spark.runtime.worker.standalone import build_offset_store
 
     topic = connector.dlq_topic
     if not topic:

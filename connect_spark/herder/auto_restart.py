@@ -1,4 +1,4 @@
-"""The herder's side of the restart policy: one :class:`~connect_spark.runtime.restarts.RestartTracker` per
+"""The herder's side of the restart policy: one :class:`~connect_spark.runtime.worker.restarts.RestartTracker` per
 connector it owns, so a FAILED connector is restarted by the worker that runs it.
 
 Called from the herder's supervisor thread only: :meth:`AutoRestarts.failed` when a connector or its tasks
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from connect_spark.runtime.restarts import RestartPolicy, RestartTracker
+from connect_spark.runtime.worker.restarts import RestartPolicy, RestartTracker
 
 if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig

@@ -96,7 +96,7 @@ class DistributedWorker:
         from connect_spark.herder.herder import Herder
         from connect_spark.rest.app import create_app
         from connect_spark.rest.server import RestServer
-        from connect_spark.runtime.standalone import build_offset_store
+        from connect_spark.runtime.worker.standalone import build_offset_store
         from connect_spark.status.stores import config_store_for, status_store_for
 
         worker = self.worker

@@ -3,7 +3,7 @@
 The herder drives each connector only through this small protocol, from its supervisor thread (never
 from a REST request thread), so the runtime that runs a connector can change without touching it.
 
-:class:`RunnerHandle` adapts today's :class:`~connect_spark.runtime.connector_runner.ConnectorRunner`
+:class:`RunnerHandle` adapts today's :class:`~connect_spark.runtime.worker.connector_runner.ConnectorRunner`
 (``start``/``tick``/``stop``/``state``). Where the runner has no such feature yet it is conservative:
 
 * ``pause()``/``resume()`` are the runner's: the query stops between batches while the tasks stay
@@ -119,7 +119,7 @@ def generate_task_configs(config: "ConnectorConfig") -> list[dict[str, str]]:
 
 
 class RunnerHandle:
-    """A :class:`ConnectorHandle` over :class:`~connect_spark.runtime.connector_runner.ConnectorRunner`.
+    """A :class:`ConnectorHandle` over :class:`~connect_spark.runtime.worker.connector_runner.ConnectorRunner`.
 
     Args:
         spark: returns the session to run queries in (built on first use, from the supervisor thread).
@@ -145,7 +145,7 @@ class RunnerHandle:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        from connect_spark.runtime.connector_runner import ConnectorRunner
+        from connect_spark.runtime.worker.connector_runner import ConnectorRunner
 
         self._task_configs = generate_task_configs(self._config)
         runner = ConnectorRunner(self._spark(), self._worker, self._config, self._offset_store)

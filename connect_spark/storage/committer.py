@@ -3,7 +3,7 @@
 Writing committed offsets (the ``connect-offsets`` records acknowledged by every in-sync replica, then
 the consumer group ``connect-<connector>``) takes a few Kafka round trips. Made inside ``foreachBatch``
 they lengthen every micro-batch; Spark starts the next batch only when the callback returns. So the
-runner (:class:`connect_spark.runtime.connector_runner.ConnectorRunner`) hands each commit to an
+runner (:class:`connect_spark.runtime.worker.connector_runner.ConnectorRunner`) hands each commit to an
 :class:`OffsetCommitter`, whose one writer thread writes them while the next batch runs.
 
 What stays as it was:

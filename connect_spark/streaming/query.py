@@ -7,7 +7,7 @@ far the tasks said records are *safe*, and is the single source of truth. So eve
 ``startingOffsets`` are concrete positions chosen by the runner. A crash, a deleted checkpoint or a
 kill -9 therefore re-delivers exactly ``[committed, position)``.
 
-Called by :class:`connect_spark.runtime.connector_runner.ConnectorRunner`: :meth:`QueryGenerations.start`
+Called by :class:`connect_spark.runtime.worker.connector_runner.ConnectorRunner`: :meth:`QueryGenerations.start`
 at start, resume and after a rewind; :meth:`QueryGenerations.stop` between batches.
 """
 

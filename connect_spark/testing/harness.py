@@ -52,7 +52,7 @@ def worker_properties(bootstrap_servers: str, work_dir: str | os.PathLike[str], 
 def committed_offsets(worker: Mapping[str, str], connector_name: str) -> dict[TopicPartition, int]:
     """What the worker's offset store holds for a connector."""
     from connect_spark.config.worker import WorkerConfig
-    from connect_spark.runtime.standalone import build_offset_store
+    from connect_spark.runtime.worker.standalone import build_offset_store
 
     store = build_offset_store(WorkerConfig(worker))
     store.start()
@@ -97,7 +97,7 @@ def run_connector(
     worker: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Run one connector in this process until it drains (AvailableNow) and return the outcome."""
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
 
     worker_props = dict(worker or worker_properties(bootstrap_servers, work_dir))
     code = run_standalone(worker_props, [dict(connector)], available_now=available_now, spark=spark)

@@ -1,7 +1,7 @@
 """A recording sink whose target is "down" while a marker file exists: every ``put`` then fails.
 
-For tests of the restart policy and of stall detection (``connect_spark.runtime.restarts``,
-``connect_spark.runtime.stalls``): ``outage.marker`` names the file; while it exists each non-empty
+For tests of the restart policy and of stall detection (``connect_spark.runtime.worker.restarts``,
+``connect_spark.runtime.worker.stalls``): ``outage.marker`` names the file; while it exists each non-empty
 ``put`` raises a plain ``RuntimeError`` (the task FAILS, as with a database that is down), or, with
 ``outage.mode=block``, blocks until the file is gone (a hung sink). ``outage.fatal=true`` raises
 :class:`~connect_spark.api.errors.NonRestartableException` instead. Everything delivered while the

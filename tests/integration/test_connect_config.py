@@ -16,7 +16,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.properties import load_properties
-from connect_spark.runtime.launcher import run_standalone
+from connect_spark.runtime.worker.launcher import run_standalone
 from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 from connect_spark.testing.recording import decode_value, read_recorded_records

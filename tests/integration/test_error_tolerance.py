@@ -22,7 +22,7 @@ from kafka import KafkaConsumer
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.launcher import run_standalone
+from connect_spark.runtime.worker.launcher import run_standalone
 from connect_spark.testing.harness import cli_command, committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 from connect_spark.testing.recording import decode_value, read_recorded_records

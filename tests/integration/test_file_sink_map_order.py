@@ -80,7 +80,7 @@ def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, expected:
 
 
 def test_transformed_maps_print_in_kafka_connects_order(spark, bootstrap_servers, topic_name, work_dir):
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
 
     create_topic(bootstrap_servers, topic_name, partitions=1)
     values = _values()

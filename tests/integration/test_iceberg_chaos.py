@@ -158,7 +158,7 @@ def test_iceberg_sink_survives_five_kill_minus_nine(spark, bootstrap_servers, to
     assert not feeding.is_alive()
 
     # Drain in this process (the test's SparkSession), AvailableNow, the same connector.
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
 
     committed_before = committed_offsets(worker, connector["name"])
     held_before = _resume_offsets(connector["name"], log_table, latest_table)

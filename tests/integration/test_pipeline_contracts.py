@@ -68,7 +68,7 @@ _PLAIN_SESSION = textwrap.dedent("""
     import json, sys
     from pyspark.sql import SparkSession
     from connect_spark.config.validation import validate_configs
-    from connect_spark.runtime.standalone import StandaloneWorker
+    from connect_spark.runtime.worker.standalone import StandaloneWorker
 
     worker_props, connector_props = json.loads(sys.argv[1]), json.loads(sys.argv[2])
     spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")

@@ -25,7 +25,7 @@ from pathlib import Path
 from opensearchpy import OpenSearch
 
 from connect_spark.config.properties import load_properties
-from connect_spark.runtime.launcher import run_standalone
+from connect_spark.runtime.worker.launcher import run_standalone
 from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce, read_topic
 from connect_spark.testing.search_chaos import (expected_documents, indexed_documents, keyed_records, kill_runs,

@@ -23,7 +23,7 @@ from connect_spark.api.errors import ConfigException
 from connect_spark.config.properties import load_properties
 from connect_spark.connectors.search.client import connect
 from connect_spark.connectors.search.config import SearchSinkConfig
-from connect_spark.runtime.launcher import run_standalone
+from connect_spark.runtime.worker.launcher import run_standalone
 from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 from connect_spark.testing.tls import make_tls_material

@@ -8,7 +8,7 @@ from pathlib import Path
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.validation import validate_configs
 from connect_spark.metrics.prometheus import render
-from connect_spark.runtime.standalone import EXIT_FAILED, EXIT_OK, StandaloneWorker
+from connect_spark.runtime.worker.standalone import EXIT_FAILED, EXIT_OK, StandaloneWorker
 from connect_spark.testing.harness import committed_offsets, worker_properties
 from connect_spark.testing.kafka import fill_topic, topic_end_offsets
 from connect_spark.testing.recording import decode_value, read_recorded_calls, read_recorded_records

@@ -199,7 +199,7 @@ def test_delta_and_parquet_sinks_survive_five_kill_minus_nine(spark, bootstrap_s
     killed_at = time.monotonic() - started
 
     # Drain in this process (the test's SparkSession), AvailableNow, the same three connectors.
-    from connect_spark.runtime.launcher import run_standalone
+    from connect_spark.runtime.worker.launcher import run_standalone
 
     committed_before = {c["name"]: committed_offsets(worker, c["name"]) for c in connectors}
     held_before = {append["name"]: _delta_offsets(spark, append_table, append["name"]),

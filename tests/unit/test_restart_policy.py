@@ -9,7 +9,7 @@ import pytest
 from connect_spark.api.errors import ConfigException, NonRestartableException
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.worker import WorkerConfig
-from connect_spark.runtime.restarts import RestartPolicy, RestartTracker, is_restartable
+from connect_spark.runtime.worker.restarts import RestartPolicy, RestartTracker, is_restartable
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 
 WORKER = {"bootstrap.servers": "127.0.0.1:1", "key.converter": "StringConverter", "value.converter": "StringConverter"}

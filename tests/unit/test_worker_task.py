@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_spark.api import RetriableException, SinkRecord, SinkTask, TopicPartition
-from connect_spark.runtime.assignment import extend_assignment, range_assignment
+from connect_spark.runtime.tasks.assignment import extend_assignment, range_assignment
 from connect_spark.runtime.tasks.worker_task import TaskFailedError, WorkerSinkTask, committable_offsets
 
 A0, A1, B0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0)

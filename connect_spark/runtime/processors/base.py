@@ -1,6 +1,6 @@
 """The interface between the connector runner and the processor of its task shape, and how one is chosen.
 
-The runner (:mod:`.connector_runner`) keeps the lifecycle; everything that happens to a micro-batch
+The runner (:mod:`connect_spark.runtime.worker.connector_runner`) keeps the lifecycle; everything that happens to a micro-batch
 is the processor's, one per task shape, chosen once at start by :func:`choose_processor`:
 
 =================================  =================  ==============================================

@@ -3,7 +3,7 @@
 A driver-resident task is Kafka Connect's task exactly: one instance sees every batch of its
 partitions, may buffer across batches, and is asked on each commit tick which offsets are safe. This
 module keeps the tasks (:class:`~connect_spark.runtime.tasks.loop.TaskUnit`), which task owns which partition
-(:class:`~.assignment.TaskAssignment`), how far each partition was delivered, the partitions a task
+(:class:`~connect_spark.runtime.tasks.assignment.TaskAssignment`), how far each partition was delivered, the partitions a task
 paused, and the rewinds that make the runner start a new query generation. The processors built on
 it — :mod:`.driver_records`, :mod:`.driver_arrow`, :mod:`connect_spark.runtime.processors.driver_dataframes` — only say how a batch is
 handed to a task.
@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 import pyarrow as pa
 
 from connect_spark.api.records import TopicPartition, offsets_text
-from connect_spark.runtime.assignment import TaskAssignment
+from connect_spark.runtime.tasks.assignment import TaskAssignment
 from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.tasks.loop import TaskUnit, offset_ranges, select_rows
 

@@ -41,7 +41,7 @@ from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.metrics.sink_task import SinkTaskMetrics
 from connect_spark.runtime.python_worker import zip_reads
-from connect_spark.runtime.assignment import TaskAssignment
+from connect_spark.runtime.tasks.assignment import TaskAssignment
 from connect_spark.runtime.tasks.generation import GenerationResult, GenerationSpec, group_by_task, run_generation
 from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.processors.executor_vectorized import FrameSchemas

@@ -154,7 +154,7 @@ class _Runtime:
     def build(cls, function: RemoteBatchFunction, spark: "SparkSession") -> "_Runtime":
         from connect_spark.config.connector import ConnectorConfig
         from connect_spark.config.worker import WorkerConfig
-        from connect_spark.runtime.standalone import build_offset_store
+        from connect_spark.runtime.worker.standalone import build_offset_store
 
         connector = ConnectorConfig(function.connector_props)
         worker = WorkerConfig(function.worker_props)

@@ -1,2 +1,2 @@
-"""One task and its loop: Kafka Connect's ``WorkerSinkTask`` bookkeeping, the task context, the task's
-plugins (converters, transforms, error handling) and the executor-side task generation."""
+"""One task and its loop: Kafka Connect's ``WorkerSinkTask`` bookkeeping, which task owns which partition, the
+task context, the task's plugins (converters, transforms, error handling) and the executor-side task generation."""

@@ -10,7 +10,7 @@ ticks; :meth:`~ConnectorRunner.pause`, :meth:`~ConnectorRunner.resume` and :meth
 come from the herder, the standalone worker or a notebook. Everything that happens to a micro-batch is
 the processor's.
 
-Used by :class:`connect_spark.runtime.standalone.StandaloneWorker` (CLI, ``jobs/``, notebooks) and
+Used by :class:`connect_spark.runtime.worker.standalone.StandaloneWorker` (CLI, ``jobs/``, notebooks) and
 :class:`connect_spark.herder.handle.RunnerHandle` (the REST herder).
 
 Threads: Spark calls :meth:`~ConnectorRunner.on_batch` from its streaming thread, the supervisor
@@ -32,10 +32,10 @@ from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.conversion.header_reads import headers_needed
-from connect_spark.runtime.partitions import PartitionDirectory
+from connect_spark.runtime.worker.partitions import PartitionDirectory
 from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.processors.remote_batches import processor_for
-from connect_spark.runtime.stalls import StallDetector
+from connect_spark.runtime.worker.stalls import StallDetector
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 from connect_spark.storage.committer import OffsetCommitter
 from connect_spark.streaming.query import QueryGenerations, query_name

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.validation import PropsSource, validate_configs
-from connect_spark.runtime.standalone import StandaloneWorker
+from connect_spark.runtime.worker.standalone import StandaloneWorker
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -5,7 +5,7 @@ Two signs, under ``errors.stall.timeout.ms`` (see :mod:`connect_spark.config.sel
 * its committed offsets have not moved for that long while records wait (lag above 0);
 * one micro-batch (a ``put`` that hangs, a commit that never returns) has been running that long.
 
-Who calls what: :class:`~connect_spark.runtime.connector_runner.ConnectorRunner` builds one
+Who calls what: :class:`~connect_spark.runtime.worker.connector_runner.ConnectorRunner` builds one
 :class:`StallDetector` per start, and its supervisor ``tick`` calls :meth:`StallDetector.check` with what it
 knows; a report is logged once per stall, kept for the metrics (``stall`` in the connector's metrics),
 and with ``errors.stall.action=fail`` turned into a :class:`StallError` that fails the connector (so the

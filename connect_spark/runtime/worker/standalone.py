@@ -13,8 +13,8 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 from connect_spark.api.errors import ConnectException
-from connect_spark.runtime.connector_runner import ConnectorRunner
-from connect_spark.runtime.restarts import RestartPolicy, RestartTracker
+from connect_spark.runtime.worker.connector_runner import ConnectorRunner
+from connect_spark.runtime.worker.restarts import RestartPolicy, RestartTracker
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 
 if TYPE_CHECKING:
