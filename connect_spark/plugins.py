@@ -36,12 +36,16 @@ import inspect
 import logging
 import os
 import sys
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from connect_spark.api.connector import SinkConnector
 from connect_spark.api.converters import Converter, HeaderConverter
 from connect_spark.api.errors import ConfigException
 from connect_spark.api.transforms import Predicate, Transformation
+
+if TYPE_CHECKING:
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
 
 __all__ = [
     "KINDS",
@@ -49,6 +53,7 @@ __all__ = [
     "OPTIONAL_DEPENDENCY_EXTRAS",
     "resolve",
     "instantiate",
+    "configured_converter",
     "BUILT_INS",
     "known_aliases",
     "kafka_class_name",
@@ -381,6 +386,22 @@ def instantiate(kind: str, name: str, key: str | None = None) -> Any:
         return cls()
     except Exception as e:
         raise _fail(f"Cannot instantiate {name}: {type(e).__name__}: {e}", key, name) from e
+
+
+def configured_converter(which: str, connector: "ConnectorConfig", worker: "WorkerConfig") -> Any:
+    """A new converter for ``which`` (``key.converter``, ``value.converter`` or ``header.converter``),
+    configured as Kafka Connect configures it (the connector's override, else the worker's setting).
+
+    Called by the task builder for every task and by the columnar plan to read the converters' settings.
+    """
+    class_name, props = connector.converter_config(which, worker)
+    if which == "header.converter":
+        instance = instantiate("header_converter", class_name, key=which)
+        instance.configure(props)
+    else:
+        instance = instantiate("converter", class_name, key=which)
+        instance.configure(props, which == "key.converter")
+    return instance
 
 
 def add_plugin_path(directories: Iterable[str]) -> list[str]:

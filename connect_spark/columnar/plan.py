@@ -490,16 +490,8 @@ def compile_plan(connector: "ConnectorConfig", worker: "WorkerConfig") -> Column
     does; the plan keeps them only to read their settings (and the header converter, for records).
     """
     try:
-        converters = []
-        for which in ("key.converter", "value.converter", "header.converter"):
-            class_name, props = connector.converter_config(which, worker)
-            kind = "header_converter" if which == "header.converter" else "converter"
-            instance = plugins.instantiate(kind, class_name, key=which)
-            if kind == "header_converter":
-                instance.configure(props)
-            else:
-                instance.configure(props, which == "key.converter")
-            converters.append(instance)
+        converters = [plugins.configured_converter(which, connector, worker)
+                      for which in ("key.converter", "value.converter", "header.converter")]
         predicates = {}
         for p in connector.predicate_configs():
             instance = plugins.instantiate("predicate", p.type, key=f"predicates.{p.alias}.type")

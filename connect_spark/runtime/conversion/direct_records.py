@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from connect_spark.api.data import Schema
 from connect_spark.api.records import Headers, SinkRecord, TimestampType
-from connect_spark.runtime.conversion.record_frames import column_kind
+from connect_spark.runtime.conversion.record_frames import whole_column_kinds
 from connect_spark.runtime.conversion.sink_records import ConvertedBatch, raw_records
 from connect_spark.runtime.errors import RawRecord
 from connect_spark.runtime.tasks.loop import offset_ranges
@@ -81,12 +81,8 @@ class DirectRecordBuilder:
     @classmethod
     def for_converter(cls, converter: Any) -> "DirectRecordBuilder | None":
         """``converter`` is the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`."""
-        if len(converter.chain):
-            return None
-        key_kind, value_kind = column_kind(converter.key_converter), column_kind(converter.value_converter)
-        if key_kind is None or value_kind is None:
-            return None
-        return cls(key_kind, value_kind, converter.header_converter)
+        kinds = whole_column_kinds(converter)
+        return None if kinds is None else cls(*kinds, converter.header_converter)
 
     def build(self, batch: pa.RecordBatch) -> ConvertedBatch | None:
         """The records of ``batch`` (raw columns, offset order per partition), or ``None`` (see the module)."""

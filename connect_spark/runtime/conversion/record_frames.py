@@ -19,7 +19,7 @@ from connect_spark.columnar.records import FRAME_HEADERS_TYPE
 from connect_spark.converters.bytearray import ByteArrayConverter
 from connect_spark.converters.string import StringConverter
 
-__all__ = ["ArrowFrameBuilder", "column_kind"]
+__all__ = ["ArrowFrameBuilder", "column_kind", "whole_column_kinds"]
 _UTC_MICROS = pa.timestamp("us", tz="UTC")
 
 
@@ -30,6 +30,16 @@ def column_kind(converter: Any) -> str | None:
     if isinstance(converter, StringConverter) and str(getattr(converter, "encoding", "utf-8")).lower().replace("_", "-") in ("utf-8", "utf8"):
         return "utf8"
     return None
+
+
+def whole_column_kinds(converter: Any) -> tuple[str, str] | None:
+    """The key's and the value's :func:`column_kind` when Arrow can convert a task's records a column at a
+    time: ``converter`` (the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`)
+    has no transformation and both converters have a kind; else ``None``."""
+    if len(converter.chain):
+        return None
+    key_kind, value_kind = column_kind(converter.key_converter), column_kind(converter.value_converter)
+    return None if key_kind is None or value_kind is None else (key_kind, value_kind)
 
 
 class ArrowFrameBuilder:
@@ -46,12 +56,8 @@ class ArrowFrameBuilder:
     @classmethod
     def for_converter(cls, converter: Any) -> "ArrowFrameBuilder | None":
         """``converter`` is the task's :class:`~connect_spark.runtime.conversion.sink_records.RecordConverter`."""
-        if len(converter.chain):
-            return None
-        key_kind, value_kind = column_kind(converter.key_converter), column_kind(converter.value_converter)
-        if key_kind is None or value_kind is None:
-            return None
-        return cls(key_kind, value_kind)
+        kinds = whole_column_kinds(converter)
+        return None if kinds is None else cls(*kinds)
 
     def build(self, batch: pa.RecordBatch) -> pa.Table | None:
         """The record frame of ``batch`` (raw columns), or ``None`` when a value needs the per-record path."""

@@ -64,17 +64,6 @@ class TaskPlugins:
             log.error("Closing the error reporters of task %s failed: %r", self.error_handler.label, e)
 
 
-def _converter(which: str, connector: "ConnectorConfig", worker: "WorkerConfig") -> Any:
-    class_name, props = connector.converter_config(which, worker)
-    kind = "header_converter" if which == "header.converter" else "converter"
-    instance = plugins.instantiate(kind, class_name, key=which)
-    if kind == "header_converter":
-        instance.configure(props)
-    else:
-        instance.configure(props, which == "key.converter")
-    return instance
-
-
 def _transformation_chain(connector: "ConnectorConfig") -> TransformationChain:
     """The configured transforms in order, each with its predicate (one instance per predicate alias)."""
     predicates: dict[str, Any] = {}
@@ -117,9 +106,9 @@ def build_task_plugins(connector: "ConnectorConfig", worker: "WorkerConfig", tas
     Records a task reports through the errant record reporter without a consumed original (records it
     built itself) are serialized with this task's converters for the dead letter queue, as Connect does.
     """
-    key_converter = _converter("key.converter", connector, worker)
-    value_converter = _converter("value.converter", connector, worker)
-    header_converter = _converter("header.converter", connector, worker)
+    key_converter = plugins.configured_converter("key.converter", connector, worker)
+    value_converter = plugins.configured_converter("value.converter", connector, worker)
+    header_converter = plugins.configured_converter("header.converter", connector, worker)
     handler = ErrorHandler(
         ErrorHandlingConfig.from_connector_config(connector.resolved),
         connector.name,
