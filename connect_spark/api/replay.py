@@ -39,11 +39,15 @@ class DeadLetterBatch:
         sources: each replayed record's original coordinates → the dead letter topic partition and
             offset of its letter. Original coordinates are unique within a batch (the newest letter of
             a record wins).
+        earlier_run_unfinished: an earlier run may have handed letters of this batch over and stopped
+            before storing its position (the replay marks a run as started in the worker's offset store
+            until it has stored its position). ``False``: the sink holds none of them and need not look.
     """
 
     dlq_topic: str
     ends: Mapping[int, int]
     sources: Mapping[RecordCoordinates, tuple[int, int]] = field(default_factory=dict)
+    earlier_run_unfinished: bool = True
 
 
 class ReplayAwareTask(abc.ABC):

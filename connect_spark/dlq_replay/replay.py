@@ -12,15 +12,17 @@ carry the same original record (dead letter writes are at least once; a record t
 comes back), only the newest counts; then the filter and the replay limit apply.
 
 The replay's position in the dead letter topic is committed to the worker's offset store under
-``<connector>.dlq-replay`` after the batch was delivered, so a second run starts after it. The
-connector's own committed offsets are never touched.
+``<connector>.dlq-replay`` after the batch was delivered, so a second run starts after it; while a run
+delivers, a mark under ``<connector>.dlq-replay.started`` says it is on (:func:`begin_run`,
+:func:`finish_run`). The connector's own committed offsets are never touched.
 
 Exactly-once sinks: a sink that stores its offsets with its data (the Delta sink) implements
 :class:`~connect_spark.api.replay.ReplayAwareTask`. It is told the batch before it opens (it then
 does not seek), says after ``open`` up to where it holds the dead letter topic, and the letters below
 that are left out; it stores the batch's end position atomically with the replayed records. So a run
 that stopped between the sink's commit and the offset store write writes nothing twice when run
-again (:func:`deliver_letters` is that first half). A sink that seeks to offsets of its own when its
+again (:func:`begin_run` and :func:`deliver_letters` are that first half); the sink looks for what
+it holds only when the mark of such a run is found. A sink that seeks to offsets of its own when its
 partitions open without implementing it would drop the replayed records as already written: the
 replay then stops with an error before delivering anything, and its position does not move.
 """
@@ -46,8 +48,8 @@ if TYPE_CHECKING:
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.storage.offsets import OffsetStore
 
-__all__ = ["ReplayResult", "replay_dead_letters", "letters_after_position", "choose_letters", "deliver_letters",
-           "position_name"]
+__all__ = ["ReplayResult", "replay_dead_letters", "letters_after_position", "choose_letters", "begin_run",
+           "deliver_letters", "finish_run", "position_name", "started_name"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,12 @@ log = logging.getLogger(__name__)
 def position_name(connector: str) -> str:
     """The offset-store name the replay of ``connector`` keeps its position under."""
     return f"{connector}.dlq-replay"
+
+
+def started_name(connector: str) -> str:
+    """The offset-store name of the mark a replay run of ``connector`` keeps while it is on (see
+    :func:`begin_run`)."""
+    return f"{connector}.dlq-replay.started"
 
 
 @dataclass
@@ -99,9 +107,10 @@ def replay_dead_letters(spark: "SparkSession | None", worker: "WorkerConfig", co
             return result
         if chosen:
             assert spark is not None, "a replay needs a SparkSession"
-            result.replayed = deliver_letters(spark, worker, connector, chosen, ends)
+            unfinished = begin_run(store, connector, ends)
+            result.replayed = deliver_letters(spark, worker, connector, chosen, ends, unfinished)
             result.held = len(chosen) - result.replayed
-        store.write(position_name(connector.name), {TopicPartition(topic, p): off for p, off in ends.items()})
+        finish_run(store, connector, ends)
         return result
     finally:
         store.stop()
@@ -115,6 +124,26 @@ def letters_after_position(worker: "WorkerConfig", connector: "ConnectorConfig",
     stored = store.read(position_name(connector.name))
     start = {tp.partition: off for tp, off in stored.items() if tp.topic == topic}
     return read_dead_letters(_consumer_kwargs(worker, connector), topic, start)
+
+
+def begin_run(store: "OffsetStore", connector: "ConnectorConfig", ends: Mapping[int, int]) -> bool:
+    """Mark a run as started in ``store`` before it delivers anything; True when an earlier run's mark is still
+    there (it stopped before :func:`finish_run`: its sink may hold letters past the stored position)."""
+    unfinished = bool(store.read(started_name(connector.name)))
+    store.write(started_name(connector.name), _partitions(connector, ends))
+    return unfinished
+
+
+def finish_run(store: "OffsetStore", connector: "ConnectorConfig", ends: Mapping[int, int]) -> None:
+    """Store the run's position (the dead letter topic's ``ends`` it read up to), then clear the run's mark."""
+    store.write(position_name(connector.name), _partitions(connector, ends))
+    started = store.read(started_name(connector.name))
+    if started:
+        store.write(started_name(connector.name), {tp: None for tp in started})
+
+
+def _partitions(connector: "ConnectorConfig", ends: Mapping[int, int]) -> dict[TopicPartition, int | None]:
+    return {TopicPartition(connector.dlq_topic or "", p): off for p, off in ends.items()}
 
 
 def choose_letters(letters: list[DeadLetter], letter_filter: LetterFilter,
@@ -180,11 +209,12 @@ def _rows(letters: list[DeadLetter]) -> Any:
 
 
 def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "ConnectorConfig",
-                    letters: list[DeadLetter], ends: Mapping[int, int]) -> int:
+                    letters: list[DeadLetter], ends: Mapping[int, int], earlier_run_unfinished: bool = True) -> int:
     """Deliver ``letters`` (read up to ``ends``, dead letter partition → next offset) as one batch through the
     connector's processor (driver execution), leaving out those its sink already holds; returns how many
     were handed over. Nothing is committed for the connector, and the replay's position in the worker's
-    offset store does not move (:func:`replay_dead_letters` writes it afterwards).
+    offset store does not move (:func:`replay_dead_letters` writes it afterwards). ``earlier_run_unfinished``
+    (see :func:`begin_run`) tells an exactly-once sink whether it must look for letters it holds.
 
     1. the connector's tasks are built; a :class:`~connect_spark.api.replay.ReplayAwareTask` learns the
        batch (``begin_replay``);
@@ -215,7 +245,8 @@ def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "C
         commit=lambda offsets: None, wait=lambda seconds: not stopping.wait(seconds), clock=time.monotonic))
     aware = [task for task in processor.resident_tasks() if isinstance(task, ReplayAwareTask)]
     batch = DeadLetterBatch(connector.dlq_topic or "", dict(ends),
-                            {(x.topic, x.partition, x.offset): (x.dlq_partition, x.dlq_offset) for x in letters})
+                            {(x.topic, x.partition, x.offset): (x.dlq_partition, x.dlq_offset) for x in letters},
+                            earlier_run_unfinished)
     for task in aware:
         task.begin_replay(batch)
     firsts: dict[TopicPartition, int] = {}

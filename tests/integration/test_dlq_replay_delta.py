@@ -16,7 +16,14 @@ from connect_spark.config.validation import validate_configs
 from connect_spark.connectors.delta.ledger import read_stored_offsets, replay_ledger_name
 from connect_spark.connectors.delta.target import TableTarget
 from connect_spark.dlq_replay import LetterFilter, replay_dead_letters
-from connect_spark.dlq_replay.replay import choose_letters, deliver_letters, letters_after_position
+from connect_spark.dlq_replay.replay import (
+    begin_run,
+    choose_letters,
+    deliver_letters,
+    letters_after_position,
+    position_name,
+    started_name,
+)
 from connect_spark.runtime.standalone import build_offset_store
 from connect_spark.testing.harness import run_connector, worker_properties
 from connect_spark.testing.kafka import create_topic, produce
@@ -59,16 +66,17 @@ def _replay(spark, worker, connector, **kwargs):
 
 def _replay_without_storing_the_position(spark, worker, connector, letter_filter=LetterFilter()):
     """A replay run that stops after delivering (the Delta commits made) but before it writes its position to
-    the worker's offset store: how many letters it handed over."""
+    the worker's offset store (``finish_run``): how many letters it handed over."""
     worker_config, (connector_config,) = validate_configs(worker, [connector])
     store = build_offset_store(worker_config)
     store.start()
     try:
         letters, ends = letters_after_position(worker_config, connector_config, store)
+        _, chosen = choose_letters(letters, letter_filter, max_replays=3)
+        unfinished = begin_run(store, connector_config, ends)
     finally:
         store.stop()
-    _, chosen = choose_letters(letters, letter_filter, max_replays=3)
-    return deliver_letters(spark, worker_config, connector_config, chosen, ends)
+    return deliver_letters(spark, worker_config, connector_config, chosen, ends, unfinished)
 
 
 def _version(spark, table):
@@ -120,8 +128,12 @@ def test_replay_into_delta_writes_each_dead_letter_once(spark, bootstrap_servers
     own = read_stored_offsets(spark, target, name)
     assert own.offsets == {TopicPartition(topic_name, p): total // partitions for p in range(partitions)}
     assert own.replayed == {}
-    replay_ledger = read_stored_offsets(spark, target, replay_ledger_name(name))
+    replay_ledger = read_stored_offsets(spark, target, replay_ledger_name(name, f"{name}-dlq"))
     assert replay_ledger.offsets == {} and sum(replay_ledger.replayed[f"{name}-dlq"].values()) == 2 * len(bad)
+    worker_config, (connector_config,) = validate_configs(worker, [fixed])
+    with build_offset_store(worker_config) as store:  # the finished run cleared the mark of the unfinished one
+        assert store.read(started_name(name)) == {}
+        assert sum(store.read(position_name(name)).values()) == 2 * len(bad)
 
 
 def test_replay_into_tables_per_topic_leaves_out_only_what_each_table_holds(spark, bootstrap_servers, topic_name,

@@ -8,19 +8,28 @@ from connect_spark.api.replay import DeadLetterBatch
 from connect_spark.connectors.delta.ledger import StoredOffsets, replay_ledger_name
 from connect_spark.connectors.delta.replay import held_records
 from connect_spark.dlq_replay.letters import DeadLetter, LetterFilter
-from connect_spark.dlq_replay.replay import choose_letters, position_name
+from connect_spark.dlq_replay.replay import choose_letters
 
 
 def test_replay_positions_round_trip_and_leave_the_kafka_offsets_alone():
-    ledger = StoredOffsets(replay_ledger_name("c"), {TopicPartition("a", 0): 7}, 3)
+    ledger = StoredOffsets(replay_ledger_name("c", "a-dlq"), {TopicPartition("a", 0): 7}, 3)
     after = ledger.replayed_to("a-dlq", {0: 12, 1: 4}).replayed_to("a-dlq", {0: 10, 1: 9})
-    assert (after.offsets, after.sequence, after.replayed) == ({TopicPartition("a", 0): 7}, 5, {"a-dlq": {0: 12, 1: 9}})
-    assert after.app_id == "connect-spark:c.dlq-replay" and ledger.replayed == {}  # the earlier state is untouched
-    parsed = StoredOffsets.from_metadata(after.to_metadata(), "c.dlq-replay")
+    assert (after.offsets, after.replayed) == ({TopicPartition("a", 0): 7}, {"a-dlq": {0: 12, 1: 9}})
+    assert after.app_id == "connect-spark:c.dlq-replay.a-dlq" and ledger.replayed == {}  # the earlier state stays
+    parsed = StoredOffsets.from_metadata(after.to_metadata(), "c.dlq-replay.a-dlq")
     assert parsed == after
     assert StoredOffsets.from_metadata(after.to_metadata(), "c") is None  # the connector's own document is apart
     kept = after.advanced({TopicPartition("a", 0): 9})  # a later commit of the same ledger keeps the positions
     assert kept.replayed == {"a-dlq": {0: 12, 1: 9}} and kept.offsets == {TopicPartition("a", 0): 9}
+
+
+def test_a_replay_commit_version_grows_with_new_letters_also_without_the_earlier_document():
+    first = StoredOffsets("r").replayed_to("d", {0: 4, 1: 2})
+    assert first.sequence == 6
+    assert first.replayed_to("d", {0: 5, 1: 2}).sequence == 7  # a new letter: a version Delta accepts
+    assert first.replayed_to("d", {0: 3, 1: 2}).sequence == 6  # nothing new: the same version, Delta skips it
+    # built without reading the earlier document (a finished run before): still above the earlier version
+    assert StoredOffsets("r").replayed_to("d", {0: 5, 1: 2}).sequence > first.sequence
 
 
 def test_documents_without_replay_positions_parse_and_ordinary_commits_write_none():
@@ -35,7 +44,6 @@ def test_a_table_holds_the_letters_below_its_position_per_dead_letter_partition(
     assert held_records(batch, {}) == []
     assert held_records(batch, {0: 3}) == [("a", 0, 7)]
     assert held_records(batch, {0: 9, 1: 3}) == [("a", 0, 7), ("a", 1, 4), ("b", 0, 1)]
-    assert position_name("c") == replay_ledger_name("c")  # one name for the replay's position everywhere
 
 
 def _letter(dlq_offset, offset, replays=0, topic="a", stage="TRANSFORMATION"):

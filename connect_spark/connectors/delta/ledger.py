@@ -19,8 +19,8 @@ Why commit metadata (``userMetadata``) plus a transaction identifier (``txnAppId
 Spark's micro-batch id is never used: it restarts with every checkpoint generation.
 
 A dead letter replay commits under a ledger name of its own (:func:`replay_ledger_name`) whose
-document holds, instead of Kafka offsets, its position in the dead letter topic (``replayed``); see
-``replay.py`` for why.
+document holds, instead of Kafka offsets, its position in the dead letter topic (``replayed``), and whose
+``txnVersion`` is derived from that position; see ``replay.py`` for why.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ log = logging.getLogger(__name__)
 #: The top-level key of the userMetadata document written by this sink.
 MARKER = "connect_spark"
 
-def replay_ledger_name(connector: str) -> str:
-    """The name a dead letter replay of ``connector`` keeps its own document and transaction sequence under
-    (the worker offset store's name for the replay's position, too)."""
-    return f"{connector}.dlq-replay"
+def replay_ledger_name(connector: str, dlq_topic: str) -> str:
+    """The name a dead letter replay of ``connector`` from ``dlq_topic`` keeps its own document and
+    transaction version under (one per dead letter topic, see :meth:`StoredOffsets.replayed_to`)."""
+    return f"{connector}.dlq-replay.{dlq_topic}"
 
 
 #: History windows read in turn while looking for the latest commit of this connector.
@@ -62,6 +62,7 @@ class StoredOffsets:
         connector: the connector name the offsets belong to (several connectors may share a table).
         offsets: original topic-partition → next offset to read (last written + 1).
         sequence: how many data commits this connector made to the table; the next uses ``sequence + 1``.
+            The commit's ``txnVersion``. A replay's ledger derives it from its positions (:meth:`replayed_to`).
         replayed: dead letter topic → its partition → the next dead letter offset whose letters a replay
             has yet to hand over: every replayed record routed to this table from a letter below it is in
             the table (see ``replay.py``; only the documents of a replay's own ledger name hold it).
@@ -86,12 +87,20 @@ class StoredOffsets:
 
     def replayed_to(self, dlq_topic: str, ends: Mapping[int, int]) -> "StoredOffsets":
         """The state after a commit of replayed records that dealt with ``dlq_topic``'s letters below ``ends``
-        (partition → next dead letter offset), one sequence later; the Kafka offsets do not move."""
+        (partition → next dead letter offset); the Kafka offsets do not move.
+
+        The sequence (the commit's ``txnVersion``) becomes the sum of the positions rather than a count:
+        dead letter offsets only grow, so it grows whenever the commit holds a letter the earlier ones
+        did not, even when this state was built without reading the earlier document (Delta would skip
+        a write whose version is not above the last one, silently). A write whose letters all lie below
+        the positions already recorded keeps the version, and Delta skips it: nothing is written twice.
+        """
         merged = {topic: dict(positions) for topic, positions in self.replayed.items()}
         positions = merged.setdefault(dlq_topic, {})
         for partition, end in ends.items():
             positions[partition] = max(end, positions.get(partition, 0))
-        return StoredOffsets(self.connector, dict(self.offsets), self.sequence + 1, merged)
+        version = sum(off for positions in merged.values() for off in positions.values())
+        return StoredOffsets(self.connector, dict(self.offsets), version, merged)
 
     def to_metadata(self) -> str:
         """The JSON document stored as the commit's ``userMetadata``."""

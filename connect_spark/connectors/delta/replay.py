@@ -11,12 +11,18 @@ stays exactly once:
    partition → next dead letter offset, ``StoredOffsets.replayed``). A replay that stops after the commit
    but before it wrote its position to the worker's offset store reads the same letters again when run
    again, and the table leaves out every record whose letter lies below the position it holds.
-3. The replay's commits use a ledger name of their own (``ledger.replay_ledger_name``: own
-   ``userMetadata`` document, own ``txnAppId`` and sequence). Sharing the connector's would break a
-   connector running meanwhile: two writers that read the same sequence have Delta silently skip the
-   second commit (``txnVersion`` already recorded), and a replay commit would become the connector's
-   newest offsets document, repeating offsets that its own later commits had moved.
-4. Per table, per record: with a ``${topic}`` template a replay that stopped between two tables'
+3. The replay's commits use a ledger of their own per dead letter topic (``ledger.replay_ledger_name``:
+   own ``userMetadata`` document, own ``txnAppId``). Sharing the connector's would break a connector
+   running meanwhile: two writers that read the same sequence have Delta silently skip the second
+   commit (``txnVersion`` already recorded), and a replay commit would become the connector's newest
+   offsets document, repeating offsets that its own later commits had moved. The replay's
+   ``txnVersion`` is the sum of its positions (``StoredOffsets.replayed_to``), so it grows with every
+   commit that holds new letters without the earlier document being read.
+4. The table's history is read for the replay's document only when an earlier run may have stopped
+   half-way (``DeadLetterBatch.earlier_run_unfinished``, from a mark the replay keeps in the worker's
+   offset store while a run is on): after a finished run the table holds no letter past the replay's
+   position, and on a busy table the replay's last commit may lie far back in a long history.
+5. Per table, per record: with a ``${topic}`` template a replay that stopped between two tables'
    commits leaves the first table holding its records and the second not. Each record's letter
    coordinates (``DeadLetterBatch.sources``) let every table leave out only what *it* holds.
 

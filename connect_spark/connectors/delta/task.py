@@ -126,8 +126,7 @@ class DeltaSinkTask(DataFrameSinkTask, ReplayAwareTask):
         config = self._require_config()
         if self._replay is None or is_templated(config):
             return {}
-        target = target_for_topic(config, "")
-        stored = self._ledger(_active_session(), target, self._replay_stored, replay_ledger_name(config.connector_name))
+        stored = self._replay_ledger(_active_session(), target_for_topic(config, ""), self._replay)
         return dict(stored.replayed.get(self._replay.dlq_topic, {}))
 
     def end_replay(self) -> None:
@@ -251,8 +250,7 @@ class DeltaSinkTask(DataFrameSinkTask, ReplayAwareTask):
                           batch: DeadLetterBatch) -> "tuple[DataFrame, StoredOffsets, StoredOffsets] | None":
         """A replay's records ``target`` does not hold yet (``replay.py``), the replay's ledger of the table
         before and after; ``None``: the table holds every letter of the batch."""
-        name = replay_ledger_name(self._require_config().connector_name)
-        before = self._ledger(spark, target, self._replay_stored, name)
+        before = self._replay_ledger(spark, target, batch)
         held = held_records(batch, before.replayed.get(batch.dlq_topic, {}))
         if len(held) == len(batch.sources):
             return None
@@ -276,6 +274,14 @@ class DeltaSinkTask(DataFrameSinkTask, ReplayAwareTask):
     def _stored_offsets(self, spark: "SparkSession", target: TableTarget) -> StoredOffsets:
         """The table's offsets, read from its history the first time the task uses the table."""
         return self._ledger(spark, target, self._stored, self._require_config().connector_name)
+
+    def _replay_ledger(self, spark: "SparkSession", target: TableTarget, batch: DeadLetterBatch) -> StoredOffsets:
+        """The replay's latest document in the table; read from its history only when an earlier run may have
+        left letters of ``batch`` there (otherwise it holds none, and the history may be long)."""
+        name = replay_ledger_name(self._require_config().connector_name, batch.dlq_topic)
+        if not batch.earlier_run_unfinished:
+            return self._replay_stored.setdefault(target, StoredOffsets(name))
+        return self._ledger(spark, target, self._replay_stored, name)
 
     @staticmethod
     def _ledger(spark: "SparkSession", target: TableTarget, cache: dict[TableTarget, StoredOffsets],
