@@ -16,6 +16,7 @@ from connect_spark.api.errors import (
     UnavailableException,
 )
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
+from connect_spark.api.replay import DeadLetterBatch, ReplayAwareTask
 from connect_spark.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_spark.api.transforms import Predicate, Transformation
 
@@ -27,6 +28,7 @@ __all__ = [
     "Converter",
     "DataException",
     "DataFrameSinkTask",
+    "DeadLetterBatch",
     "ErrantRecordReporter",
     "Header",
     "HeaderConverter",
@@ -34,6 +36,7 @@ __all__ = [
     "IllegalWorkerStateException",
     "NonRestartableException",
     "Predicate",
+    "ReplayAwareTask",
     "RetriableException",
     "UnavailableException",
     "SchemaAndValue",

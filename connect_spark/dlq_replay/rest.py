@@ -51,5 +51,6 @@ def replay_over_rest(herder: "Herder", name: str, body: Mapping[str, Any] | None
         "groups": [{"error_class": error, "stage": stage, "count": count}
                    for (error, stage), count in sorted(result.groups.items())],
         "skipped": {"filtered_out": result.filtered_out, "over_limit": result.over_limit,
-                    "unrestorable": result.unrestorable},
+                    "unrestorable": result.unrestorable, "superseded": result.superseded,
+                    "already_in_sink": result.held},
     }

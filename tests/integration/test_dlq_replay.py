@@ -116,7 +116,7 @@ def test_replay_dry_run_loop_guard_and_resumed_position(spark, bootstrap_servers
     assert _rest_dry_run(worker, broken, tmp_path_factory) == {
         "dry_run": True, "replayed": 0,
         "groups": [{"error_class": "connect_spark.api.errors.DataException", "stage": "TRANSFORMATION", "count": 4}],
-        "skipped": {"filtered_out": 0, "over_limit": 0, "unrestorable": 0}}
+        "skipped": {"filtered_out": 0, "over_limit": 0, "unrestorable": 0, "superseded": 0, "already_in_sink": 0}}
 
     # A sink that seeks to offsets of its own when opened would drop the letters: nothing is replayed.
     with pytest.raises(ConnectException, match="keeps its own offsets"):

@@ -20,6 +20,10 @@ With a ``${topic}`` template each table keeps its own offsets. ``open`` rewinds 
 offset any known table holds for it; the known tables are those named by the assigned topics and those
 this task has written. A table a router creates under another name is learnt at its first write, where
 step 3 still prevents duplicates.
+
+A dead letter replay (:mod:`connect_spark.api.replay`) hands over records below the stored offsets on
+purpose: while it is on, steps 2 and 3 are off and each table's commit stores the replay's position in
+the dead letter topic instead of moving the offsets (``replay.py``).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from pyspark.sql import functions as F
 
 from connect_spark.api.bulk import DataFrameSinkTask
 from connect_spark.api.records import TopicPartition
+from connect_spark.api.replay import DeadLetterBatch, ReplayAwareTask
 from connect_spark.connectors.delta.config import DeltaSinkConfig
-from connect_spark.connectors.delta.ledger import StoredOffsets, read_stored_offsets
+from connect_spark.connectors.delta.ledger import StoredOffsets, read_stored_offsets, replay_ledger_name
+from connect_spark.connectors.delta.replay import held_records, without_records
 from connect_spark.connectors.delta.rows import (
     data_columns,
     fit_to_table,
@@ -63,7 +69,7 @@ def _active_session() -> "SparkSession":
     return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
 
 
-class DeltaSinkTask(DataFrameSinkTask):
+class DeltaSinkTask(DataFrameSinkTask, ReplayAwareTask):
     """Writes each micro-batch to Delta; see the module docstring for the offset protocol."""
 
     reads_headers = False  # rows hold key/value fields and Kafka coordinates, never headers
@@ -73,6 +79,8 @@ class DeltaSinkTask(DataFrameSinkTask):
         self._stored: dict[TableTarget, StoredOffsets] = {}
         self._commits: Counter[TableTarget] = Counter()
         self._schemas: dict[TableTarget, "StructType | None"] = {}
+        self._replay: DeadLetterBatch | None = None
+        self._replay_stored: dict[TableTarget, StoredOffsets] = {}  # the replay's own ledger, per table
 
     def version(self) -> str:
         return VERSION
@@ -83,10 +91,14 @@ class DeltaSinkTask(DataFrameSinkTask):
         self._stored.clear()
         self._commits.clear()
         self._schemas.clear()
+        self._replay_stored.clear()
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
-        """Called by the runtime when partitions are assigned: rewind them to the offsets the tables hold."""
+        """Called by the runtime when partitions are assigned: rewind them to the offsets the tables hold
+        (not during a dead letter replay: its records lie below them on purpose)."""
         config = self._require_config()
+        if self._replay is not None:
+            return
         spark = _active_session()
         topics = sorted({tp.topic for tp in partitions})
         targets = [target_for_topic(config, t) for t in topics] if is_templated(config) else [
@@ -102,6 +114,25 @@ class DeltaSinkTask(DataFrameSinkTask):
             log.info("%s: resuming from the offsets stored in Delta: %s", config.connector_name,
                      ", ".join(f"{tp}@{off}" for tp, off in sorted(seeks.items())))
             self.context.offset(seeks)
+
+    def begin_replay(self, batch: DeadLetterBatch) -> None:
+        """Called by the dead letter replay before ``start``: the records that follow are ``batch``'s letters."""
+        self._replay = batch
+        self._replay_stored.clear()
+
+    def replay_position(self) -> dict[int, int]:
+        """Called by the dead letter replay after ``open``: the position the one table holds. With a
+        ``${topic}`` template a transform decides the table, so each table filters at its write (``{}``)."""
+        config = self._require_config()
+        if self._replay is None or is_templated(config):
+            return {}
+        stored = self._replay_ledger(_active_session(), target_for_topic(config, ""), self._replay)
+        return dict(stored.replayed.get(self._replay.dlq_topic, {}))
+
+    def end_replay(self) -> None:
+        """Called by the dead letter replay after ``close``: back to ordinary batches."""
+        self._replay = None
+        self._replay_stored.clear()
 
     def rejected_rows(self, frame: "DataFrame") -> "Column | None":
         """Called by the runtime before ``put_dataframe``: records the table cannot take are record errors.
@@ -170,21 +201,22 @@ class DeltaSinkTask(DataFrameSinkTask):
 
         ``firsts``: the batch's first offset per partition when known; only partitions whose records start
         before what the table holds are filtered (a re-delivery), so a batch after the table's last commit
-        carries no filter. ``None``: every partition the table holds is filtered.
+        carries no filter. ``None``: every partition the table holds is filtered. During a dead letter
+        replay the offsets play no part: each table leaves out the letters it holds (``replay.py``).
         """
         config = self._require_config()
         spark = frame.sparkSession
         templated = is_templated(config)
+        ledgers = self._stored if self._replay is None else self._replay_stored
         for topic, written in sorted(by_topic.items()):
             target = target_for_topic(config, topic)
-            before = self._stored_offsets(spark, target)
-            fresh_offsets = {tp: off for tp, off in written.items() if off > before.offsets.get(tp, 0)}
-            if not fresh_offsets:
+            records = frame.where(F.col("topic") == topic) if templated else frame
+            share = (self._new_records(spark, target, records, written, firsts) if self._replay is None
+                     else self._replayed_records(spark, target, records, self._replay))
+            if share is None:
                 log.info("%s: batch %d holds only records %s already has", config.connector_name, batch_id, target)
                 continue
-            records = frame.where(F.col("topic") == topic) if templated else frame
-            records = not_yet_stored(records, before.offsets, firsts)
-            after = before.advanced(fresh_offsets)
+            records, before, after = share
             rows = table_rows(records, config)
             table = None if templated else self._schemas.get(target)
             if table is not None:  # widen to the table's column types (rejected_rows removed what does not fit)
@@ -194,15 +226,35 @@ class DeltaSinkTask(DataFrameSinkTask):
                             before, after, topic or "(all)", table)
             except BaseException:
                 # The commit may or may not have happened: read the table's offsets again before the retry.
-                self._stored.pop(target, None)
+                ledgers.pop(target, None)
                 self._schemas.pop(target, None)
                 raise
-            self._stored[target] = after
+            ledgers[target] = after
             if table is None or {c.lower() for c in data_columns(rows)} - {f.name.lower() for f in table.fields}:
                 self._schemas.pop(target, None)  # created or evolved: read the schema again
             self._commits[target] += 1
             if config.optimize_every and self._commits[target] % config.optimize_every == 0:
                 compact(spark, target)
+
+    def _new_records(self, spark: "SparkSession", target: TableTarget, records: "DataFrame",
+                     written: Mapping[TopicPartition, int], firsts: Mapping[TopicPartition, int] | None,
+                     ) -> "tuple[DataFrame, StoredOffsets, StoredOffsets] | None":
+        """A batch's records ``target`` does not hold yet, its offsets before and after; ``None``: it holds all."""
+        before = self._stored_offsets(spark, target)
+        fresh_offsets = {tp: off for tp, off in written.items() if off > before.offsets.get(tp, 0)}
+        if not fresh_offsets:
+            return None
+        return not_yet_stored(records, before.offsets, firsts), before, before.advanced(fresh_offsets)
+
+    def _replayed_records(self, spark: "SparkSession", target: TableTarget, records: "DataFrame",
+                          batch: DeadLetterBatch) -> "tuple[DataFrame, StoredOffsets, StoredOffsets] | None":
+        """A replay's records ``target`` does not hold yet (``replay.py``), the replay's ledger of the table
+        before and after; ``None``: the table holds every letter of the batch."""
+        before = self._replay_ledger(spark, target, batch)
+        held = held_records(batch, before.replayed.get(batch.dlq_topic, {}))
+        if len(held) == len(batch.sources):
+            return None
+        return without_records(records, held), before, before.replayed_to(batch.dlq_topic, batch.ends)
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Called by the runtime on each commit tick. ``put_dataframe`` returns only after its Delta
@@ -221,12 +273,24 @@ class DeltaSinkTask(DataFrameSinkTask):
 
     def _stored_offsets(self, spark: "SparkSession", target: TableTarget) -> StoredOffsets:
         """The table's offsets, read from its history the first time the task uses the table."""
-        config = self._require_config()
-        stored = self._stored.get(target)
+        return self._ledger(spark, target, self._stored, self._require_config().connector_name)
+
+    def _replay_ledger(self, spark: "SparkSession", target: TableTarget, batch: DeadLetterBatch) -> StoredOffsets:
+        """The replay's latest document in the table; read from its history only when an earlier run may have
+        left letters of ``batch`` there (otherwise it holds none, and the history may be long)."""
+        name = replay_ledger_name(self._require_config().connector_name, batch.dlq_topic)
+        if not batch.earlier_run_unfinished:
+            return self._replay_stored.setdefault(target, StoredOffsets(name))
+        return self._ledger(spark, target, self._replay_stored, name)
+
+    @staticmethod
+    def _ledger(spark: "SparkSession", target: TableTarget, cache: dict[TableTarget, StoredOffsets],
+                name: str) -> StoredOffsets:
+        """The latest document ``name`` committed to the table, read from its history once into ``cache``."""
+        stored = cache.get(target)
         if stored is None:
-            stored = (read_stored_offsets(spark, target, config.connector_name)
-                      if target.exists(spark) else StoredOffsets(config.connector_name))
-            self._stored[target] = stored
+            stored = read_stored_offsets(spark, target, name) if target.exists(spark) else StoredOffsets(name)
+            cache[target] = stored
         return stored
 
     def _require_config(self) -> DeltaSinkConfig:

@@ -128,6 +128,11 @@ class BatchProcessor(abc.ABC):
     def close(self) -> None:
         """Called by the runner's ``stop`` under its lock: final commits, ``close``, ``stop``, plugins closed."""
 
+    def resident_tasks(self) -> list[Any]:
+        """The task instances living on the driver for the processor's life (the dead letter replay talks to
+        them); none for tasks that live on the executors. Default: none."""
+        return []
+
     @abc.abstractmethod
     def task_metrics(self) -> dict[int | str, dict[str, Any]]:
         """Called from REST threads: per task (or ``all``), Kafka Connect's sink-task metric values."""

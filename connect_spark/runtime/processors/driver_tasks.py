@@ -180,6 +180,9 @@ class DriverTasks(BatchProcessor):
                 worker_task.stop()
             unit.plugins.close()
 
+    def resident_tasks(self) -> list[Any]:
+        return [unit.task for unit in self.units]
+
     def task_metrics(self) -> dict[int | str, dict[str, Any]]:
         tasks: dict[int | str, dict[str, Any]] = {}
         for unit in self.units:
