@@ -24,7 +24,7 @@ from connect_spark.dlq_replay.replay import (
     position_name,
     started_name,
 )
-from connect_spark.runtime.standalone import build_offset_store
+from connect_spark.runtime.worker.standalone import build_offset_store
 from connect_spark.testing.harness import run_connector, worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 
