@@ -89,6 +89,10 @@ class ConnectorHandle(Protocol):
     def task_ids(self) -> list[int]:
         """The ids of the connector's tasks (from its task configs)."""
 
+    def stall(self) -> str | None:
+        """Called after each healthy ``tick``: what the connector's stall detection reports now (``None``:
+        making progress, or no detection configured)."""
+
 
 def generate_task_configs(config: "ConnectorConfig") -> list[dict[str, str]]:
     """The task configs a connector generates: ``start`` → ``task_configs(tasks.max)`` → ``stop``, as the runner does.
@@ -191,6 +195,10 @@ class RunnerHandle:
         runner, self._runner = self._runner, None
         if runner is not None:
             runner.stop(failed=failed)
+
+    def stall(self) -> str | None:
+        runner = self._runner
+        return runner.stalls.stall if runner is not None else None
 
     def metrics(self) -> dict[str, Any] | None:
         """The running connector's metrics (``ConnectorRunner.metrics()``), or None when it is not running.

@@ -538,9 +538,19 @@ class Herder:
                 self._write(name, None, State.FAILED, self._failure_trace(name, owned, e, format_trace(e)))
                 continue
             self.auto_restarts.running(name)
+            self._show_stall(name, owned)
             if not alive:
                 log.info("Connector %s finished", name)
                 self._drop(name, state=State.UNASSIGNED)
+
+    def _show_stall(self, name: str, owned: _Owned) -> None:
+        """A stall the connector reports (``errors.stall.action=log``) shows in its RUNNING status's trace
+        while it lasts; the trace is cleared when the connector makes progress again."""
+        stall = owned.handle.stall()
+        trace = None if stall is None else f"stalled: {stall}"
+        current = self.status_store.connector(name)
+        if current is not None and current.state is State.RUNNING and current.trace != trace:
+            self._write(name, None, State.RUNNING, trace)
 
     def _failure_trace(self, name: str, owned: _Owned, error: BaseException, trace: str) -> str:
         """The status trace of a failure, with the restart policy's planned attempt and time when there is one."""

@@ -35,6 +35,7 @@ class ScriptedHandle:
         fail_task = props.get("scripted.fail.task")
         self._fail_task = int(fail_task) if fail_task not in (None, "") else None
         self._started = False
+        self.stalled: str | None = None
 
     def start(self) -> None:
         self.calls.append("start")
@@ -48,6 +49,10 @@ class ScriptedHandle:
             self._started = False
             raise TaskFailure({self._fail_task: f"scripted failure of task {self._fail_task}"})
         return True
+
+    def stall(self) -> str | None:
+        """What a test set as :attr:`stalled` (a stall the herder shows in the status trace)."""
+        return self.stalled
 
     def pause(self) -> None:
         self.calls.append("pause")

@@ -206,3 +206,14 @@ def test_listener_parsing():
     assert parse_listener("http://:8083") == ("http", "0.0.0.0", 8083)
     with pytest.raises(ConfigException, match="listeners"):
         parse_listener("https://127.0.0.1:8443")
+
+
+def test_a_stall_shows_in_the_running_status_trace_while_it_lasts(worker, tmp_path):
+    worker.herder.create_connector("slow", sink(tmp_path))
+    wait_for(lambda: worker.connector_state("slow") is State.RUNNING)
+    worker.handles["slow"].stalled = "a micro-batch has been running for 61 s"
+    status = wait_for(lambda: (s := worker.herder.connector_status("slow").connector).trace and s)
+    assert status.state is State.RUNNING and status.trace == "stalled: a micro-batch has been running for 61 s"
+    worker.handles["slow"].stalled = None
+    wait_for(lambda: worker.herder.connector_status("slow").connector.trace is None)
+    assert worker.connector_state("slow") is State.RUNNING
