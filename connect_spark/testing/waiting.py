@@ -6,7 +6,7 @@ import subprocess
 import time
 from typing import Callable, TypeVar
 
-__all__ = ["wait_for"]
+__all__ = ["wait_for", "wait_for_worker"]
 
 T = TypeVar("T")
 
@@ -38,3 +38,10 @@ def wait_for(condition: Callable[[], T], timeout: float = 10.0, what: str = "the
             return result
         time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_for_worker(condition: Callable[[], T], timeout: float, what: str,
+                    proc: "subprocess.Popen | None" = None) -> T:
+    """:func:`wait_for` on a worker's REST API: a refused connection while the worker starts (``OSError``)
+    counts as "not yet"; ``proc``, the worker's process, exiting fails the wait at once."""
+    return wait_for(condition, timeout, what, proc, ignore=(OSError,))

@@ -15,7 +15,7 @@ from connect_spark.config.properties import format_properties
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 from connect_spark.testing.recording import read_recorded_records
-from connect_spark.testing.waiting import wait_for as shared_wait_for
+from connect_spark.testing.waiting import wait_for_worker as wait_for
 
 
 def free_port():
@@ -34,11 +34,6 @@ def call(url, method="GET", body=None):
     except urllib.error.HTTPError as e:
         raw = e.read()
         return e.code, (json.loads(raw) if raw else None)
-
-
-def wait_for(condition, timeout, what, proc=None):
-    """:func:`connect_spark.testing.waiting.wait_for`, a REST call refused while the worker starts counting as not yet."""
-    return shared_wait_for(condition, timeout, what, proc, ignore=(OSError,))
 
 
 def start_worker(worker_file, log_file):

@@ -24,7 +24,7 @@ from connect_spark.config.properties import format_properties
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 from connect_spark.testing.recording import read_recorded_records
-from connect_spark.testing.waiting import wait_for as shared_wait_for
+from connect_spark.testing.waiting import wait_for_worker as wait_for
 
 
 def free_port():
@@ -52,11 +52,6 @@ class Rest:
         text = raw.decode("utf-8", "replace")
         self.answers.append(f"{method} {path} -> {code} {text}")
         return code, (json.loads(text) if text else None)
-
-
-def wait_for(condition, timeout, what, proc):
-    """:func:`connect_spark.testing.waiting.wait_for`, a REST call refused while the worker starts counting as not yet."""
-    return shared_wait_for(condition, timeout, what, proc, ignore=(OSError,))
 
 
 def topic_text(bootstrap_servers, topic):
