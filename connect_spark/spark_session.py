@@ -267,11 +267,45 @@ def is_remote_session(spark: object) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect.")
 
 
+#: Per need, the data source a Spark Connect server must find, and the options that let Spark analyse a read
+#: of it without touching any data (an analysis round trip, no job).
+_REMOTE_PROBES = {
+    "kafka": ("kafka", {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "connect-spark-probe"}),
+    "delta": ("delta", {"path": "/connect-spark-probe/no-such-table"}),
+    "iceberg": ("iceberg", {"path": "connect_spark_probe.no_such_table"}),
+}
+
+
+def _require_remote_support(spark: "SparkSession", needs: "tuple[str, ...] | list[str]", connector_name: str) -> None:
+    """:func:`require_session_support` on a Spark Connect session: the server's classpath cannot be read from
+    here, so each need is asked as Spark's analysis of a read of its data source, which fails with
+    ``DATA_SOURCE_NOT_FOUND`` when the server lacks it (any other answer means the source is there)."""
+    from connect_spark.api.errors import ConnectException
+
+    missing = []
+    for need in ("kafka", *needs):
+        if need not in _REMOTE_PROBES:
+            continue
+        source, options = _REMOTE_PROBES[need]
+        try:
+            spark.read.format(source).options(**options).load().schema
+        except Exception as e:  # noqa: BLE001 - only the missing-source answer matters
+            if "DATA_SOURCE_NOT_FOUND" in str(e) or "Failed to find the data source" in str(e):
+                missing.append((_SUPPORT[need][1], source))
+    if missing:
+        lacking = "; ".join(f'{what} (data source "{source}" not found)' for what, source in missing)
+        raise ConnectException(
+            f"Connector {connector_name} cannot run on the Spark Connect server it was given: the server lacks "
+            f"{lacking}. The server's jars are set when it starts (its platform's runtime, or "
+            "start-connect-server.sh --packages / spark.jars); `connect-spark jars` prints the coordinates "
+            "connect_spark resolves for this Spark.")
+
+
 def require_session_support(spark: "SparkSession", needs: "tuple[str, ...] | list[str]", connector_name: str) -> None:
     """Refuse a session that lacks Spark's Kafka source or what the connector ``needs`` (``"delta"``).
 
-    Called by the connector runner at start, before the connector's tasks start. A session without a
-    JVM gateway (Spark Connect) cannot be inspected from Python and is taken as it is.
+    Called by the connector runner at start, before the connector's tasks start. On a Spark Connect session
+    the server is asked whether it finds each data source (:func:`_require_remote_support`).
 
     Raises:
         connect_spark.api.errors.ConnectException: a needed JVM class is missing; the message says how
@@ -279,10 +313,12 @@ def require_session_support(spark: "SparkSession", needs: "tuple[str, ...] | lis
     """
     from connect_spark.api.errors import ConnectException
 
-    jvm = None if is_remote_session(spark) else getattr(spark, "_jvm", None)
+    if is_remote_session(spark):
+        _require_remote_support(spark, needs, connector_name)
+        return
+    jvm = getattr(spark, "_jvm", None)
     if jvm is None:
-        log.debug("%s: the session has no JVM gateway (Spark Connect?); its Kafka and Delta support are not checked",
-                  connector_name)
+        log.debug("%s: the session has no JVM gateway; its Kafka and Delta support are not checked", connector_name)
         return
     from py4j.java_gateway import JavaClass
 

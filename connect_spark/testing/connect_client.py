@@ -6,8 +6,8 @@ share a Python process well, and a test can kill it mid-stream):
     python -m connect_spark.testing.connect_client URL SPEC_JSON
 
 ``SPEC_JSON`` holds ``worker`` and ``connector`` (dicts) and ``available_now``. The process prints one JSON
-line — ``exit_code`` and ``error`` (the handle's ``exception()`` text) — and exits 0 when the connector
-succeeded. With ``stop_after_records`` set (and ``records_file``), it stops the handle once that file has
+line — ``exit_code`` and ``error`` (the handle's ``exception()`` text, or what ``start_connector`` raised,
+with ``exit_code`` null) — and exits 0 when the connector succeeded. With ``stop_after_records`` set (and ``records_file``), it stops the handle once that file has
 that many lines, to test ``stop()``.
 """
 
@@ -28,8 +28,12 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     url, spec = argv[0], json.loads(argv[1])
     spark = SparkSession.builder.remote(url).getOrCreate()
-    query = start_connector(spark, spec["connector"], worker=spec["worker"],
-                            available_now=bool(spec.get("available_now")))
+    try:
+        query = start_connector(spark, spec["connector"], worker=spec["worker"],
+                                available_now=bool(spec.get("available_now")))
+    except Exception as e:  # refused at start: the same JSON line, with what start_connector raised
+        print(json.dumps({"exit_code": None, "error": f"{type(e).__name__}: {e}", "progress": False}), flush=True)
+        return 1
     stop_after = spec.get("stop_after_records")
     if stop_after:
         records = Path(spec["records_file"])

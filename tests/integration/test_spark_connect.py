@@ -253,3 +253,19 @@ def test_delta_sink_exactly_once_when_the_servers_python_process_dies(connect_se
     ids = sorted(r["order_id"] for r in spark.read.format("delta").load(table).select("order_id").collect())
     assert ids == list(range(100))
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+
+
+def test_a_connector_whose_data_source_the_server_lacks_is_refused_at_start(connect_server, bootstrap_servers,
+                                                                            topic_name, work_dir):
+    """The test server has the Kafka source and Delta, not Iceberg: the Iceberg sink is refused before any
+    task starts, with a message naming what the server lacks and how a server gets it."""
+    create_topic(bootstrap_servers, topic_name, 1)
+    connector = {"name": f"sc-ice-{topic_name}", "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+                 "topics": topic_name, "iceberg.catalog": "probe", "iceberg.catalog.type": "hadoop",
+                 "iceberg.catalog.warehouse": str(Path(work_dir) / "warehouse"), "iceberg.tables": "db.orders"}
+    outcome = run_client(connect_server, {"worker": _json_worker(bootstrap_servers, work_dir), "connector": connector,
+                                          "available_now": True}, Path(work_dir))
+    assert outcome["exit_code"] is None, outcome  # refused by start_connector itself
+    error = outcome["error"] or ""
+    assert error.startswith("ConnectException") and "the server lacks Apache Iceberg" in error and 'data source "iceberg" not found' in error, error
+    assert "Spark's Kafka source" not in error and "Delta" not in error, error
