@@ -33,7 +33,7 @@ from connect_spark.api.data.logical import Time, Timestamp
 from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
-from connect_spark.columnar.frame_fit import fit_column, type_conflict
+from connect_spark.columnar.record_column import fit_column, type_conflict
 from connect_spark.streaming.raw_batch import HEADERS_ARROW_TYPE
 
 __all__ = ["frame_to_records", "records_to_frame", "fit_records_to_frame", "split_conflicting", "RecordFrame", "value_reader",
@@ -204,7 +204,7 @@ class RecordFrame:
     Attributes:
         table: the frame (``RECORD_FRAME_COLUMNS``) of the records that fit, in the order given.
         misfits: ``(record, reason)`` for each record whose key or value does not fit the frame's
-            column (see :mod:`~connect_spark.columnar.frame_fit`); the reason starts with the
+            column (see :mod:`~connect_spark.columnar.record_column`); the reason starts with the
             record's ``topic[partition]@offset`` and names the field, the value's type and the column's.
         value_schema: the Connect schema of the value column (merged over the records), ``None`` when
             schemaless.
@@ -221,7 +221,7 @@ def fit_records_to_frame(records: Sequence[SinkRecord], header_converter: Header
 
     Called by the runtime where a bulk task's frame is built from converted records. Key and value
     columns cover every record's schema where the schemas merge, and the shape most records have for
-    schemaless data (:func:`~connect_spark.columnar.frame_fit.fit_column`). Headers are written back to
+    schemaless data (:func:`~connect_spark.columnar.record_column.fit_column`). Headers are written back to
     bytes with ``header_converter`` (SimpleHeaderConverter by default).
     """
     if header_converter is None:

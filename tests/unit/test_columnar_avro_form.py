@@ -45,9 +45,9 @@ def test_a_required_field_tells_a_failed_decode_apart():
 
 
 def test_a_required_field_only_one_schema_has_merges_as_optional():
-    # Avro v1 → v2 with a field added: the frame schema of a batch holding both (columnar/frame_fit.py)
+    # Avro v1 → v2 with a field added: the frame schema of a batch holding both (columnar/record_column.py)
     from connect_spark.api.data import Schema, SchemaBuilder
-    from connect_spark.columnar.frame_fit import merge_schemas
+    from connect_spark.columnar.record_column import merge_schemas
 
     v1 = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
     v2 = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("tier", Schema.STRING_SCHEMA).build()

@@ -151,7 +151,7 @@ class FrameBatches:
                 raw: "DataFrame", good_rows: int) -> "DataFrame | None":
         """The good rows (about ``good_rows`` of them) with the survivors of the per-record path beside them,
         as one frame; survivors that conflict with the good rows' types are reported under ``errors.*``."""
-        from connect_spark.columnar.fit import CannotFit, arrow_types, fitted
+        from connect_spark.columnar.fit_to_frame import CannotFit, arrow_types, fitted
         from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
         from connect_spark.runtime.processors.rejected_rows import report_misfits
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 from connect_spark.api.data import Schema, SchemaBuilder, Struct
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import SinkRecord
-from connect_spark.columnar.frame_fit import MAX_DEPTH, SchemaConflict, fit_column, merge_schemas, type_conflict
+from connect_spark.columnar.record_column import MAX_DEPTH, SchemaConflict, fit_column, merge_schemas, type_conflict
 from connect_spark.columnar.records import fit_records_to_frame, records_to_frame, split_conflicting
 
 
