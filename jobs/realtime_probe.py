@@ -17,6 +17,10 @@ Shapes (``--shape``), all reading ``partition``, ``offset`` and ``unix_millis(ti
 
 * ``foreach`` — a Python ``ForeachWriter`` (the sink shape Spark's real-time allowlist admits for Python);
   ``process`` appends the row and its arrival time to a file per task, ``open`` notes when the task began;
+  With ``--commit-ms N`` it also commits, every N ms from a thread of the writer, the offset after the last row
+  it received to a consumer group (Kafka's admin API, as connect_spark mirrors its commits), and once more in
+  ``close``; the probe then also times each record to the first poll (100 ms) that shows it committed, as the
+  benchmark harness times its arms (``committed`` in the output): what commits from the executor would add;
 * ``kafka`` — no Python at all: Spark's Kafka sink copies each record's timestamp to an output topic whose
   broker stamps the append time (``LogAppendTime``); the latency of the engine itself;
 * ``foreachBatch``, ``mapInArrow``, ``udf`` — shapes outside the allowlist: the probe records Spark's refusal.
@@ -42,8 +46,10 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -92,6 +98,70 @@ class ArrivalWriter(ArrivalLog):
         self.end()
 
 
+class CommittingArrivalWriter(ArrivalWriter):
+    """:class:`ArrivalWriter` that also commits the offset after the last row it received to ``group`` every
+    ``commit_ms`` (a thread of its own) and in ``close``; the stand-in for a sink's flush + pre_commit + commit."""
+
+    def __init__(self, folder: str, bootstrap: str, group: str, topic: str, commit_ms: int) -> None:
+        super().__init__(folder)
+        self.bootstrap, self.group, self.topic, self.commit_ms = bootstrap, group, topic, commit_ms
+
+    def open(self, partition_id: int, epoch_id: int) -> bool:
+        super().open(partition_id, epoch_id)
+        self.partition = self.next_offset = self.committed = None
+        self.stopping = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, daemon=True)
+        self.ticker.start()
+        return True
+
+    def process(self, row) -> None:
+        super().process(row)
+        self.partition, self.next_offset = row.partition, row.offset + 1
+
+    def close(self, error) -> None:
+        self.stopping.set()
+        self.ticker.join()
+        self._commit()
+        super().close(error)
+
+    def _tick(self) -> None:
+        while not self.stopping.wait(self.commit_ms / 1000):
+            self._commit()
+
+    def _commit(self) -> None:
+        """Commit the offset after the last row received; retries the group coordinator's transient errors
+        (a fresh broker creates its offsets topic on the first commit) for up to 10 s."""
+        from kafka.errors import KafkaError
+        from kafka.structs import OffsetAndMetadata, TopicPartition
+
+        partition, offset = self.partition, self.next_offset
+        if offset is None or offset == self.committed:
+            return
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                _group_admin(self.bootstrap).alter_group_offsets(
+                    self.group, {TopicPartition(self.topic, partition): OffsetAndMetadata(offset, "", -1)})
+                break
+            except KafkaError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.committed = offset
+
+
+_ADMINS: dict = {}
+
+
+def _group_admin(bootstrap: str):
+    """One admin client per Python worker process, kept across tasks (the worker is reused)."""
+    if bootstrap not in _ADMINS:
+        from kafka import KafkaAdminClient
+
+        _ADMINS[bootstrap] = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="realtime-probe")
+    return _ADMINS[bootstrap]
+
+
 _WORKER_LOGS: dict[tuple[str, int, int], ArrivalLog] = {}
 
 
@@ -114,7 +184,7 @@ def _produce(bootstrap: str, topic: str, partitions: int, rate: int, seconds: fl
     produce_at_rate(bootstrap, topic, partitions, rate, seconds, start=partitions)
 
 
-def _start_query(spark, args, topic: str, folder: str, out_topic: str):
+def _start_query(spark, args, topic: str, folder: str, out_topic: str, group: str):
     from pyspark.sql import functions as F
 
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", args.bootstrap)
@@ -143,7 +213,9 @@ def _start_query(spark, args, topic: str, folder: str, out_topic: str):
     elif shape == "kafka":
         rows = rows.select(F.col("ts_ms").cast("string").alias("value"))
     writer = rows.writeStream.outputMode("update").option("checkpointLocation", os.path.join(folder, "checkpoint"))
-    if shape == "foreach":
+    if shape == "foreach" and args.commit_ms:
+        writer = writer.foreach(CommittingArrivalWriter(folder, args.bootstrap, group, topic, args.commit_ms))
+    elif shape == "foreach":
         writer = writer.foreach(ArrivalWriter(folder))
     elif shape == "foreachBatch":
         writer = writer.foreachBatch(lambda frame, batch_id: None)
@@ -225,12 +297,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="spark.sql.streaming.realTimeMode.allowlistCheck=false (outside what Spark supports)")
     parser.add_argument("--conf", action="append", default=[], help="spark.key=value")
     parser.add_argument("--source-option", action="append", default=[], help="Kafka source option, key=value")
+    parser.add_argument("--commit-ms", type=int, default=0,
+                        help="foreach: also commit received offsets to a consumer group every N ms (default 0: no)")
     parser.add_argument("--first-record-timeout", type=float, default=180.0,
                         help="seconds to wait for the query's first record per partition (default 180)")
     parser.add_argument("--bootstrap", help="use this broker instead of starting one")
     parser.add_argument("--out", help="also write the JSON result here")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the query, the session and the broker
 
     from connect_spark.localkafka import LocalKafkaBroker
     from connect_spark.spark_session import CLASS_ARCHIVE_KEY, get_or_create_session
@@ -242,8 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     broker = None
     result: dict = {"shape": args.shape, "rate": args.rate, "seconds": args.seconds, "batch": args.batch,
                     "master": args.master, "partitions": args.partitions, "conf": args.conf,
-                    "source_options": args.source_option, "unchecked": args.unchecked, "load_before": _load()}
-    spark = query = None
+                    "source_options": args.source_option, "unchecked": args.unchecked, "commit_ms": args.commit_ms,
+                    "load_before": _load()}
+    spark = query = watcher = None
     try:
         if not args.bootstrap:
             broker = LocalKafkaBroker(work / "kafka", heap="1g").start()
@@ -259,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         spark = get_or_create_session(master=args.master, app_name="realtime-probe", conf=conf, ui=False)
         spark.sparkContext.setLogLevel("ERROR")
         try:
-            query = _start_query(spark, args, topic, folder, out_topic)
+            group = f"probe-group-{uuid.uuid4().hex[:6]}"
+            query = _start_query(spark, args, topic, folder, out_topic, group)
         except Exception as refusal:  # Spark refused the shape when the query was defined or started
             result["refused"] = f"{type(refusal).__name__}: {refusal}"
             return _finish(result, args)
@@ -279,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
                 return _finish(result, args)
             time.sleep(0.5)
         first_ts_ms = int(time.time() * 1000)
+        if args.commit_ms:
+            from jobs.bench.watchers import ConsumerGroupWatcher
+
+            watcher = ConsumerGroupWatcher(args.bootstrap, group, topic).start()
         producer = multiprocessing.get_context("spawn").Process(
             target=_produce, args=(args.bootstrap, topic, args.partitions, args.rate, args.seconds))
         began = time.monotonic()
@@ -292,9 +373,18 @@ def main(argv: list[str] | None = None) -> int:
         result["produced"], result["arrived"] = wanted, len(found)
         result["batches_seen"] = len({a[4] for a in found if a[4] == a[4]})
         result.update(summarize(found, first_ts_ms))
+        if watcher is not None:
+            from jobs.bench.latency import summarize as summarize_commits
+            from jobs.bench.producing import read_timestamps
+
+            watcher.wait_for(end_offsets(args.bootstrap, topic), 60)
+            stamps = read_timestamps(args.bootstrap, topic, args.partitions, {p: 1 for p in range(args.partitions)})
+            result["committed"] = summarize_commits(stamps, watcher.timeline).as_dict()
         if query.exception():
             result["error"] = str(query.exception())
     finally:
+        if watcher is not None:
+            watcher.stop()
         if query is not None and query.isActive:
             query.stop()
         if spark is not None:
