@@ -1,6 +1,8 @@
 """What Spark 4.2's real-time mode gives a Python sink: end-to-end latency per record, or Spark's refusal.
 
     .venv-spark-4.2/bin/python jobs/realtime_probe.py --rate 1000 --seconds 25 --batch "10 seconds"
+    .venv-spark-4.2/bin/python jobs/realtime_probe.py --batch "1 second" --commit-ms 200 \
+        --conf spark.sql.streaming.realTimeMode.minBatchDuration=1000 --conf spark.buffer.size=1024
     .venv-spark-4.2/bin/python jobs/realtime_probe.py --shape mapInArrow         # records Spark's refusal
     .venv-spark-4.2/bin/python jobs/realtime_probe.py --shape kafka              # JVM-only control
     .venv-spark-4.2/bin/python jobs/realtime_probe.py --shape mapInArrow --unchecked \\
@@ -16,7 +18,7 @@ every record arrived, stops, and prints one JSON document (also written to ``--o
 Shapes (``--shape``), all reading ``partition``, ``offset`` and ``unix_millis(timestamp)`` from the source:
 
 * ``foreach`` — a Python ``ForeachWriter`` (the sink shape Spark's real-time allowlist admits for Python);
-  ``process`` appends the row and its arrival time to a file per task, ``open`` notes when the task began;
+  ``process`` appends the row and its arrival time to a file per task, ``open`` notes when the task began.
   With ``--commit-ms N`` it also commits, every N ms from a thread of the writer, the offset after the last row
   it received to a consumer group (Kafka's admin API, as connect_spark mirrors its commits), and once more in
   ``close``; the probe then also times each record to the first poll (100 ms) that shows it committed, as the
@@ -33,7 +35,7 @@ after the task that delivered them began (inside a long batch), with ``inside_by
 long that task had been running when the record was produced; ``boundary`` — records produced before the task
 that delivered them began (they waited through a batch boundary). For ``mapInArrow``/``udf`` a task's begin is
 the first arrival it saw. This is delivery to the sink's code, not a commit: a lower bound of what a sink
-could commit. Not a test; run it on an idle machine (``load`` in the output is the 1-minute load average
+could commit (``committed``, with ``--commit-ms``, is the commit). Not a test; run it on an idle machine (``load`` in the output is the 1-minute load average
 before and after).
 """
 
