@@ -5,14 +5,12 @@ Two sides, as Kafka Connect's ``DistributedHerder``:
 * **Requests** (REST threads) never touch a running connector. They validate, write the user's intent
   to the config store (``connect-configs``: the connector config, its target state, empty task configs
   for a stop) and wake the supervisor. What the API shows comes from the stores.
-* **The supervisor** (one thread: :meth:`Herder.run`) *reconciles*: for every connector it compares
-  the config store's intent with the handle it owns, and starts, pauses, resumes, stops, restarts or
-  drops handles to match, writing every observed state change to the status store
-  (``connect-status``) after :func:`~connect_spark.status.states.check_transition`. Between
-  reconciliations it ticks every running handle.
+* **The supervisor** (one thread: :meth:`Herder.run`, :class:`~connect_spark.herder.supervisor.Supervisor`)
+  *reconciles*: for every connector it compares the config store's intent with the handle it owns, and
+  starts, pauses, resumes, stops, restarts or drops handles to match, writing every observed state change
+  to the status store (``connect-status``). Between reconciliations it ticks every running handle.
 
-On start-up the supervisor reconciles every connector found in the config store, so connectors come
-back after a worker restart with their last target state. Alone, a worker owns every connector; in a
+This module is the request side. Alone, a worker owns every connector; in a
 group (``group`` given: a :class:`~connect_spark.herder.membership.WorkerGroup`) it runs only the
 connectors the group's leader assigned to it, stops the ones taken away, and refuses writes (409) while
 the group rebalances.
@@ -22,44 +20,28 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.secrets import is_secret_key
-from connect_spark.herder.auto_restart import AutoRestarts
-from connect_spark.herder.initial_offsets import write_initial_offsets
 from connect_spark.herder.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
-from connect_spark.herder.handle import ConnectorHandle, TaskFailure, format_trace
+from connect_spark.herder.initial_offsets import write_initial_offsets
+from connect_spark.herder.supervisor import HandleFactory, Supervisor
 from connect_spark.status.records import StatusRecord
-from connect_spark.status.states import IllegalTransition, State, TargetState, check_transition
+from connect_spark.status.states import State, TargetState
 from connect_spark.status.stores import ConfigStore, ConnectorConfigState, StatusStore
 
 if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
+    from connect_spark.herder.auto_restart import AutoRestarts
     from connect_spark.storage.offsets import OffsetStore
 
 __all__ = ["Herder", "HandleFactory", "ConnectorStatus"]
 
 log = logging.getLogger(__name__)
-
-HandleFactory = Callable[["ConnectorConfig"], ConnectorHandle]
-"""Builds the handle of a validated connector configuration (the herder calls it from the supervisor)."""
-
-_TICK_SECONDS = 0.2
-
-
-@dataclass
-class _Owned:
-    """A connector the supervisor owns: its handle, the config it was built from, and what it is doing."""
-
-    handle: ConnectorHandle
-    properties: dict[str, str]
-    running: bool = False  # started and not paused
-    failed: bool = False  # the connector or its tasks FAILED: only a restart (or a new config) brings it back
 
 
 @dataclass
@@ -101,25 +83,43 @@ class Herder:
         self.status_store = status_store
         self.offset_store = offset_store
         self.worker_id = worker_id
-        self._handle_factory = handle_factory
         self._validate = validate or self._validate_with_worker
-        self._owned: dict[str, _Owned] = {}
-        self._dirty: set[str] = set()
-        self._restarts: dict[str, tuple[bool, bool]] = {}
-        self._task_restarts: set[tuple[str, int]] = set()
-        self._requests_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop_requested = threading.Event()
-        self._idle = threading.Condition()
-        self._busy: set[str] = set()
-        self.generation = 1
+        self._requests_lock = threading.Lock()  # one config-store write sequence at a time
         self.group = group
-        if group is not None:
-            group.bind_owned(lambda: set(self._owned))
-        self.started = threading.Event()
-        self.stopped = threading.Event()
-        self.auto_restarts = AutoRestarts(worker, self._validate)  # the restart policy (errors.restart.*)
-        self.last_loop: float | None = None  # monotonic time of the supervisor's last loop
+        self.supervisor = Supervisor(worker, config_store, status_store, handle_factory, worker_id, self._validate,
+                                     group)
+
+    @property
+    def started(self) -> threading.Event:
+        """Set once the supervisor has taken up the stored connectors (or ended)."""
+        return self.supervisor.started
+
+    @property
+    def stopped(self) -> threading.Event:
+        """Set once the supervisor has stopped every connector and returned."""
+        return self.supervisor.stopped
+
+    @property
+    def last_loop(self) -> float | None:
+        """Monotonic time of the supervisor's last loop (``GET /health``: it is turning)."""
+        return self.supervisor.last_loop
+
+    @property
+    def auto_restarts(self) -> "AutoRestarts":
+        """The restart policy's bookkeeping (``errors.restart.*``)."""
+        return self.supervisor.auto_restarts
+
+    def run(self) -> None:
+        """The supervisor thread's body (:meth:`Supervisor.run`): reconcile and supervise until :meth:`request_stop`."""
+        self.supervisor.run()
+
+    def request_stop(self) -> None:
+        """Ask :meth:`run` to stop every connector and return. Safe from signal handlers and other threads."""
+        self.supervisor.request_stop()
+
+    def assignment_changed(self) -> None:
+        """The group's assignment or membership changed (called from the group thread): reconcile everything."""
+        self.supervisor.assignment_changed()
 
     # ================================================================================================
     # Requests (REST threads)
@@ -213,9 +213,7 @@ class Herder:
             return None if plain else status
         if not self._forwarded(name, f"/connectors/{name}/restart",
                                {"includeTasks": str(include_tasks).lower(), "onlyFailed": str(only_failed).lower()}):
-            with self._requests_lock:
-                self._restarts[name] = (include_tasks, only_failed)
-            self._mark(name)
+            self.supervisor.request_restart(name, include_tasks, only_failed)
         if plain:
             return None
         shown_connector = status.connector
@@ -231,13 +229,11 @@ class Herder:
             raise NotFoundError(f"Task {name}-{task} not found")
         if self._forwarded(name, f"/connectors/{name}/tasks/{task}/restart", {}):
             return
-        with self._requests_lock:
-            self._restarts[name] = (True, False)
-        self._mark(name)
+        self.supervisor.request_restart(name, True, False)
 
     def _forwarded(self, name: str, path: str, query: dict[str, str]) -> bool:
         """In a group, send a restart to the worker running ``name`` when it is another one; True when sent."""
-        if self.group is None or name in self._owned:
+        if self.group is None or self.supervisor.owns(name):
             return False
         status = self.status_store.connector(name)
         if status is None or not status.worker_id or status.worker_id == self.worker_id:
@@ -264,8 +260,8 @@ class Herder:
     def connector_metrics(self, name: str) -> dict[str, Any] | None:
         """The connector's metrics while this worker runs it (None otherwise). Raises NotFoundError."""
         self.connector_info(name)
-        owned = self._owned.get(name)
-        metrics = getattr(owned.handle, "metrics", None) if owned is not None else None
+        handle = self.supervisor.handle(name)
+        metrics = getattr(handle, "metrics", None) if handle is not None else None
         return metrics() if metrics is not None else None
 
     def connector_offsets(self, name: str) -> dict[TopicPartition, int]:
@@ -293,19 +289,8 @@ class Herder:
                 f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
         # The stop may still be in progress on the supervisor (in a group: on the worker that ran it, until
         # it writes STOPPED): wait until its final commit is done.
-        deadline = time.monotonic() + timeout_s
-        with self._idle:
-            while name in self._owned or name in self._dirty or name in self._busy or self._stopping_elsewhere(name):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ConflictError(f"Connector {name} is still stopping; try again shortly")
-                self._idle.wait(min(remaining, 0.5))
-
-    def _stopping_elsewhere(self, name: str) -> bool:
-        if self.group is None:
-            return False
-        status = self.status_store.connector(name)
-        return status is not None and status.state is not State.STOPPED
+        if not self.supervisor.wait_until_stopped(name, timeout_s):
+            raise ConflictError(f"Connector {name} is still stopping; try again shortly")
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -367,234 +352,9 @@ class Herder:
                       f'{metric}{{worker_id="{self.worker_id}"}} {value:g}']
         return "\n".join(lines) + "\n"
 
-    def assignment_changed(self) -> None:
-        """The group's assignment or membership changed (called from the group thread): reconcile everything."""
-        with self._idle:
-            self._dirty.update(self.config_store.connectors())
-            self._dirty.update(self._owned)
-        self._wake.set()
-
     def _mark(self, name: str) -> None:
-        with self._idle:
-            self._dirty.add(name)
-        self._wake.set()
+        self.supervisor.mark(name)
 
-    # ================================================================================================
-    # Supervisor (one thread)
-    # ================================================================================================
-
-    def request_stop(self) -> None:
-        """Ask :meth:`run` to stop every connector and return. Safe from signal handlers and other threads."""
-        self._stop_requested.set()
-        self._wake.set()
-
-    def run(self) -> None:
-        """Reconcile every stored connector, then supervise until :meth:`request_stop`; stop everything at the end."""
-        try:
-            with self._idle:
-                self._dirty.update(self.config_store.connectors())
-            self.started.set()
-            next_sweep = 0.0
-            while not self._stop_requested.is_set():
-                self._wake.wait(_TICK_SECONDS)
-                self._wake.clear()
-                if self._stop_requested.is_set():
-                    break
-                if self.group is not None and time.monotonic() >= next_sweep:
-                    next_sweep = time.monotonic() + 1.0  # configs written by other workers reach the owner
-                    self.assignment_changed()
-                with self._idle:
-                    dirty, self._dirty = set(self._dirty), set()
-                    self._busy = set(dirty)
-                for name in sorted(dirty):
-                    self._reconcile_safely(name)
-                if self.group is not None:
-                    self.group.revocations_done()
-                with self._idle:
-                    self._busy = set()
-                    self._idle.notify_all()
-                self._tick_all()
-                self.last_loop = time.monotonic()  # GET /health: the supervisor is turning
-                for name in self.auto_restarts.take_due():
-                    with self._requests_lock:
-                        self._restarts.setdefault(name, (True, False))
-                    self._mark(name)
-        finally:
-            for name in list(self._owned):
-                self._drop(name, state=State.UNASSIGNED)
-            with self._idle:
-                self._idle.notify_all()
-            self.started.set()
-            self.stopped.set()
-
-    def _reconcile_safely(self, name: str) -> None:
-        try:
-            self._reconcile(name)
-        except IllegalTransition as e:  # a bug: retrying would repeat it
-            log.error("Connector %s: %s", name, e)
-        except Exception as e:  # a store write failed: try again at the next wake-up
-            log.error("Connector %s: reconciling failed, will retry: %r", name, e)
-            with self._idle:
-                self._dirty.add(name)
-
-    def _reconcile(self, name: str) -> None:
-        """Make the owned handle of ``name`` match what the config store says."""
-        info = self.config_store.get(name)
-        owned = self._owned.get(name)
-        if self.group is not None and info is not None and name not in self.group.assigned():
-            if owned is not None:
-                log.info("Connector %s: no longer assigned to this worker, stopping it", name)
-                self._drop(name, state=State.UNASSIGNED)
-            return
-        with self._requests_lock:
-            restart = self._restarts.pop(name, None)
-        if info is None:
-            self.auto_restarts.forget(name)
-            if owned is not None:
-                self._drop(name, state=None)
-            if owned is not None or self.group is None or self.group.is_leader:
-                self.status_store.destroy(name)
-            return
-        if owned is not None and (owned.properties != info.properties or restart is not None):
-            log.info("Connector %s: %s", name, "restarting" if restart is not None else "config changed, restarting")
-            self._drop(name, state=State.RESTARTING if restart is not None else State.UNASSIGNED)
-            owned = None
-        elif owned is None and restart is not None:
-            self._write(name, None, State.RESTARTING)
-        target = info.target_state
-        if target is TargetState.STOPPED:
-            if owned is not None:
-                self._drop(name, state=None)
-            self._write(name, None, State.STOPPED)
-            return
-        if owned is None:
-            try:
-                config = self._validate(info.properties)
-                handle = self._handle_factory(config)
-            except Exception as e:
-                log.error("Connector %s FAILED: its stored configuration is not valid: %s", name, e)
-                self._write(name, None, State.FAILED, format_trace(e))
-                return
-            owned = self._owned[name] = _Owned(handle, dict(info.properties))
-            if target is TargetState.PAUSED:
-                self._write_all(name, owned, State.PAUSED, tasks_from=info.task_configs)
-                return
-            self._start(name, owned, info)
-            return
-        if owned.failed:
-            return  # as in Connect, pause and resume leave FAILED instances alone until a restart
-        if target is TargetState.PAUSED and owned.running:
-            self._run_step(name, owned, owned.handle.pause)
-            owned.running = False
-            self._write_all(name, owned, State.PAUSED)
-        elif target is TargetState.STARTED and not owned.running:
-            if self._run_step(name, owned, owned.handle.resume):
-                owned.running = True
-                self._after_start(name, owned, info)
-
-    def _start(self, name: str, owned: _Owned, info: ConnectorConfigState) -> None:
-        if self._run_step(name, owned, owned.handle.start):
-            owned.running = True
-            self._after_start(name, owned, info)
-
-    def _after_start(self, name: str, owned: _Owned, info: ConnectorConfigState) -> None:
-        task_configs = owned.handle.task_configs()
-        if task_configs and task_configs != info.task_configs:
-            self.config_store.put_task_configs(name, task_configs)
-        self.generation += 1
-        self._write_all(name, owned, State.RUNNING)
-        log.info("Connector %s RUNNING with %d task(s)", name, len(owned.handle.task_ids()))
-
-    def _run_step(self, name: str, owned: _Owned, step: Callable[[], None]) -> bool:
-        """Run a handle step; an exception fails the connector (status FAILED with the trace)."""
-        try:
-            step()
-            return True
-        except Exception as e:
-            log.error("Connector %s FAILED: %s", name, e)
-            owned.running = False
-            owned.failed = True
-            self._write(name, None, State.FAILED, self._failure_trace(name, owned, e, format_trace(e)))
-            return False
-
-    def _tick_all(self) -> None:
-        for name, owned in list(self._owned.items()):
-            if not owned.running:
-                continue
-            try:
-                alive = owned.handle.tick()
-            except TaskFailure as e:
-                owned.running = False
-                owned.failed = True
-                note = self._failure_trace(name, owned, e, "")
-                for task_id, trace in sorted(e.traces.items()):
-                    log.error("Task %s-%d FAILED", name, task_id)
-                    self._write(name, task_id, State.FAILED, trace + note)
-                continue
-            except Exception as e:
-                owned.running = False
-                owned.failed = True
-                log.error("Connector %s FAILED: %s", name, e)
-                self._write(name, None, State.FAILED, self._failure_trace(name, owned, e, format_trace(e)))
-                continue
-            self.auto_restarts.running(name)
-            self._show_stall(name, owned)
-            if not alive:
-                log.info("Connector %s finished", name)
-                self._drop(name, state=State.UNASSIGNED)
-
-    def _show_stall(self, name: str, owned: _Owned) -> None:
-        """A stall the connector reports (``errors.stall.action=log``) shows in its RUNNING status's trace
-        while it lasts; the trace is cleared when the connector makes progress again."""
-        stall = owned.handle.stall()
-        trace = None if stall is None else f"stalled: {stall}"
-        current = self.status_store.connector(name)
-        if current is not None and current.state is State.RUNNING and current.trace != trace:
-            self._write(name, None, State.RUNNING, trace)
-
-    def _failure_trace(self, name: str, owned: _Owned, error: BaseException, trace: str) -> str:
-        """The status trace of a failure, with the restart policy's planned attempt and time when there is one."""
-        planned = self.auto_restarts.failed(name, owned.properties, error)
-        return trace if planned is None else f"{trace}\n{planned}"
-
-    def _drop(self, name: str, state: State | None) -> None:
-        """Stop and forget the handle; tasks become ``state`` (``None``: their statuses are removed)."""
-        owned = self._owned.pop(name, None)
-        if owned is None:
-            return
-        try:
-            owned.handle.stop()
-        except Exception as e:
-            log.warning("Connector %s: stopping raised %r", name, e)
-        task_ids = set(owned.handle.task_ids()) | set(self.status_store.tasks(name))
-        if state is None:
-            self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
-        else:
-            for task_id in sorted(task_ids):
-                self._write(name, task_id, state)
-            self._write(name, None, state)
-        with self._idle:
-            self._idle.notify_all()
-
-    def _write_all(self, name: str, owned: _Owned, state: State,
-                   tasks_from: list[dict[str, str]] | None = None) -> None:
-        task_ids = owned.handle.task_ids() if tasks_from is None or not tasks_from else list(range(len(tasks_from)))
-        for stale in set(self.status_store.tasks(name)) - set(task_ids):
-            self.status_store.put(StatusRecord(name, stale, None))
-        for task_id in task_ids:
-            self._write(name, task_id, state)
-        self._write(name, None, state)
-
-    def _write(self, name: str, task: int | None, state: State, trace: str | None = None) -> None:
-        generation = self.generation
-        if self.group is not None:
-            if self.group.fenced():  # another worker may own it now: its status is the one to keep
-                log.info("Connector %s: not writing %s, this worker lost its group membership", name, state.value)
-                return
-            generation = self.group.generation
-        current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
-        check_transition(current.state if current else None, state, task=task is not None)
-        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, generation))
 
 
 def _with_state(status: StatusRecord, state: State) -> StatusRecord:
