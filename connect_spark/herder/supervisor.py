@@ -327,11 +327,28 @@ class Supervisor:
         if state is None:
             self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
         else:
+            if state is State.UNASSIGNED and self.group is not None:
+                self.status_store.refresh()  # what a worker that took the connector over wrote meanwhile
             for task_id in sorted(task_ids):
-                self._write(name, task_id, state)
-            self._write(name, None, state)
+                self._release(name, task_id, state)
+            self._release(name, None, state)
         with self._idle:
             self._idle.notify_all()
+
+    def _release(self, name: str, task: int | None, state: State) -> None:
+        """Write the state a dropped instance is left in, except UNASSIGNED over another worker's status.
+
+        In a group, a worker that was suspended past its session timeout drops its connectors only after it
+        resumes, possibly after it has rejoined (so it is no longer fenced): by then another worker runs them
+        and its status stands (Kafka Connect's workers release a connector before the next owner starts it).
+        """
+        if state is State.UNASSIGNED and self.group is not None:
+            current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
+            if current is not None and current.worker_id and current.worker_id != self.worker_id:
+                log.info("Connector %s: %s is run by worker %s now; its status stands", name,
+                         "the connector" if task is None else f"task {task}", current.worker_id)
+                return
+        self._write(name, task, state)
 
     def _write_all(self, name: str, owned: _Owned, state: State,
                    tasks_from: list[dict[str, str]] | None = None) -> None:

@@ -217,3 +217,60 @@ def test_a_stall_shows_in_the_running_status_trace_while_it_lasts(worker, tmp_pa
     worker.handles["slow"].stalled = None
     wait_for(lambda: worker.herder.connector_status("slow").connector.trace is None)
     assert worker.connector_state("slow") is State.RUNNING
+
+
+class GroupView:
+    """What the herder asks of its worker group, set by the test (the real group is tested with real workers
+    in tests/integration/test_cluster.py)."""
+
+    def __init__(self, assigned):
+        self.assigned_names = set(assigned)
+        self.generation, self.is_leader, self.rebalancing = 3, True, False
+
+    def bind_owned(self, owned):
+        pass
+
+    def assigned(self):
+        return set(self.assigned_names)
+
+    def fenced(self):
+        return False
+
+    def revocations_done(self):
+        pass
+
+
+def test_a_connector_taken_away_keeps_the_status_its_new_worker_wrote(tmp_path):
+    """A worker that resumes after its session expired drops what it ran, possibly after rejoining (no longer
+    fenced): the worker that took the connector over has written RUNNING, and that status stands."""
+    from connect_spark.status.records import StatusRecord
+
+    status, config = StatusStore(MemoryLog()), ConfigStore(MemoryLog())
+    status.start()
+    config.start()
+    offsets = FileOffsetStore(str(tmp_path / "offsets.json"))
+    offsets.start()
+    group = GroupView({"moved", "kept"})
+    herder = Herder(WorkerConfig(WORKER), config, status, offsets, ScriptedHandle, "127.0.0.1:8083", group=group)
+    thread = threading.Thread(target=herder.run, daemon=True)
+    thread.start()
+    try:
+        herder.create_connector("moved", sink(tmp_path))
+        herder.create_connector("kept", sink(tmp_path))
+        wait_for(lambda: all((s := status.connector(n)) and s.state is State.RUNNING for n in ("moved", "kept")))
+        other = "127.0.0.1:9999"
+        status.put_all([StatusRecord("moved", None, State.RUNNING, None, other, 4),
+                        StatusRecord("moved", 0, State.RUNNING, None, other, 4)])
+        group.assigned_names = {"kept"}
+        herder.assignment_changed()
+        wait_for(lambda: not herder.supervisor.owns("moved"))
+        assert (status.connector("moved").state, status.connector("moved").worker_id) == (State.RUNNING, other)
+        assert (status.task("moved", 0).state, status.task("moved", 0).worker_id) == (State.RUNNING, other)
+        assert status.task("moved", 1).state is State.UNASSIGNED  # still this worker's own status: released
+        group.assigned_names = set()
+        herder.assignment_changed()
+        wait_for(lambda: status.connector("kept").state is State.UNASSIGNED)
+    finally:
+        herder.request_stop()
+        thread.join(10)
+        offsets.stop()
