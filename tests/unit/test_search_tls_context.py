@@ -20,6 +20,7 @@ from connect_spark.connectors.search.tls import search_ssl_context
 from connect_spark.kafka.tls import clear_cache
 from connect_spark.testing.tls import make_tls_material
 from connect_spark.testing.tls_relay import TlsRelay
+from connect_spark.testing.waiting import wait_for
 
 SSL = "elastic.https.ssl."
 
@@ -157,6 +158,8 @@ def test_without_a_keystore_the_relay_refuses_the_client(tls, relay):
                                    "truststore.password": tls.store_password})
     with pytest.raises((ssl.SSLError, OSError)):
         _round_trip(search_ssl_context(config.tls.kafka), relay)
+    # Under TLS 1.3 the client may see the refusal before the relay's thread has recorded it.
+    wait_for(lambda: len(relay.refused) > refused, timeout=10, interval=0.05, what="the relay to record the refusal")
     assert len(relay.refused) == refused + 1
 
 
