@@ -44,7 +44,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from connect_spark import plugins
 from connect_spark.api.converters import HeaderConverter
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
 
-__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "CACHE_COMPRESSION", "StagedCounts", "NotVectorizable", "SPLIT_FRAME_COLUMNS", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
+__all__ = ["ColumnarPlan", "PlanOutput", "NEEDS_RECORD_PATH", "FRAME_DATA_COLUMNS", "CACHE_COMPRESSION", "StagedCounts", "NotVectorizable", "SPLIT_FRAME_COLUMNS", "compile_plan", "consumed_offsets", "batch_offset_ranges"]
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +208,26 @@ class PlanOutput:
         path, instead of leaving that row out. Nothing is persisted; the rows are parsed once."""
         return self._record_frame(self.staged.where(reused_columns("plan.guard", _guard_condition)))
 
+    def converted_in_write(self, convert: Callable[["Column"], "Column"]) -> "DataFrame":
+        """:attr:`good` and the rows that fall back in one record frame, for a one-pass write that converts the
+        latter itself (:mod:`connect_spark.runtime.processors.fallback_in_write`).
+
+        ``convert`` maps a struct column of a row's raw columns (``RAW_COLUMNS``; null for every row Spark
+        converted) to a struct column of ``keep`` (whether the row is written) and the record frame's columns
+        ``topic`` … ``headers`` in :attr:`good`'s types. Rows a ``Filter`` dropped are left out, as in :attr:`good`.
+        """
+        from pyspark.sql import functions as F
+
+        falls_back = ~F.col(_OK)
+        converted = "__columnar_converted"
+        staged = self.staged.where(F.col(_BARRIER) >= 0).withColumn(
+            converted, convert(F.when(falls_back, F.struct(*[F.col(c) for c in RAW_COLUMNS]))))
+        kept = F.when(falls_back, F.coalesce(F.col(f"{converted}.keep"), F.lit(False))).otherwise(F.col(_KEEP))
+        columns = [F.when(falls_back, F.col(f"{converted}.{name}")).otherwise(source).alias(name)
+                   if name in FRAME_DATA_COLUMNS else source.alias(name)
+                   for name, source in _record_frame_sources()]
+        return staged.where(kept).select(*columns)
+
     @property
     def fallback(self) -> "DataFrame":
         """The raw rows (``RAW_COLUMNS``) the per-record path converts."""
@@ -284,17 +304,27 @@ class PlanOutput:
                                 null_value_schema=self.null_value_schema, header_converter=self.header_converter)
 
 
-def _record_frame_columns() -> list["Column"]:
-    """The record frame's columns over the staged projection (see :meth:`PlanOutput.good`)."""
+#: The record frame's columns a per-record conversion decides (the ``original_*`` ones are the raw row's):
+#: what :meth:`PlanOutput.converted_in_write`'s ``convert`` returns beside ``keep``.
+FRAME_DATA_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")
+
+
+def _record_frame_sources() -> list[tuple[str, "Column"]]:
+    """Each record frame column's name and its source in the staged projection."""
     from pyspark.sql import functions as F
 
     return [
-        F.col("__topic").alias("topic"), F.col("__partition").alias("partition"), F.col("offset"),
-        F.col("__timestamp").alias("timestamp"), F.col("__timestamp_type").alias("timestamp_type"),
-        F.col("__key").alias("key"), F.col("__value").alias("value"), F.col("__headers").alias("headers"),
-        F.col("topic").alias("original_topic"), F.col("partition").alias("original_partition"),
-        F.col("offset").alias("original_offset"),
+        ("topic", F.col("__topic")), ("partition", F.col("__partition")), ("offset", F.col("offset")),
+        ("timestamp", F.col("__timestamp")), ("timestamp_type", F.col("__timestamp_type")),
+        ("key", F.col("__key")), ("value", F.col("__value")), ("headers", F.col("__headers")),
+        ("original_topic", F.col("topic")), ("original_partition", F.col("partition")),
+        ("original_offset", F.col("offset")),
     ]
+
+
+def _record_frame_columns() -> list["Column"]:
+    """The record frame's columns over the staged projection (see :meth:`PlanOutput.good`)."""
+    return [source.alias(name) for name, source in _record_frame_sources()]
 
 
 def _guard_condition() -> "Column":

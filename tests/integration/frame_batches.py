@@ -14,6 +14,7 @@ from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
 from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.processors.dataframe_batches import FrameBatches
+from connect_spark.runtime.processors.fallback_in_write import InWriteConversion
 from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.streaming.raw_batch import RAW_DDL
 from connect_spark.testing.harness import worker_properties
@@ -46,10 +47,15 @@ def order_json(i: int, price: str = "%d.5") -> bytes:
     return ('{"id":%d,"user":"u-%d","price":%s,"tags":[1,2]}' % (i, i, price % i if "%" in price else price)).encode()
 
 
-def plan_frames(spark, tmp_path) -> FrameBatches:
-    """The frame path of a schemaless JSON connector on ``orders``."""
-    connector, worker = plan_connector(tmp_path, **SCHEMALESS)
-    return FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter)
+def plan_frames(spark, tmp_path, in_write: bool = False, **props: str) -> FrameBatches:
+    """The frame path of a schemaless JSON connector on ``orders`` (``props`` added to its configuration);
+    ``in_write``: rows that fall back are converted inside the one-pass write, as the runtime does on a
+    classic session of Spark 4.1 and later, instead of taking the checked way."""
+    connector, worker = plan_connector(tmp_path, **{**SCHEMALESS, **props})
+    conversion = (InWriteConversion(spark, connector.resolved, worker.resolved, uuid.uuid4().hex) if in_write
+                  else None)
+    return FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
+                        in_write=conversion)
 
 
 def deliver_frame(spark, frames: FrameBatches, task, rows, batch_id: int, extra_end: int = 0):

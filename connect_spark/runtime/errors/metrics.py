@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from typing import Callable, Mapping
 
 __all__ = ["ErrorMetrics", "METRIC_NAMES"]
 
@@ -25,6 +25,18 @@ METRIC_NAMES = (
     "deadletterqueue-produce-failures",
     "last-error-timestamp",
 )
+
+
+#: Each counter's metric name and attribute.
+_ATTRIBUTES = {
+    "total-record-failures": "record_failures",
+    "total-record-errors": "record_errors",
+    "total-records-skipped": "records_skipped",
+    "total-retries": "retries",
+    "total-errors-logged": "errors_logged",
+    "deadletterqueue-produce-requests": "dlq_produce_requests",
+    "deadletterqueue-produce-failures": "dlq_produce_failures",
+}
 
 
 class ErrorMetrics:
@@ -99,6 +111,15 @@ class ErrorMetrics:
         now = int(self._wall_clock() * 1000)
         with self._lock:
             self.last_error_timestamp = now
+
+    def add(self, counts: Mapping[str, int]) -> None:
+        """Add counts keyed by Kafka's metric names: what another copy of this task's error handling counted,
+        e.g. on executors converting rows inside a write (``last-error-timestamp``: the later one is kept)."""
+        attributes = {name: attribute for name, attribute in _ATTRIBUTES.items() if name in counts}
+        with self._lock:
+            for name, attribute in attributes.items():
+                setattr(self, attribute, getattr(self, attribute) + int(counts[name]))
+            self.last_error_timestamp = max(self.last_error_timestamp, int(counts.get("last-error-timestamp", 0)))
 
     def as_dict(self) -> dict[str, int]:
         """A consistent snapshot keyed by Kafka's metric names (see :data:`METRIC_NAMES`)."""

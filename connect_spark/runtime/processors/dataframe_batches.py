@@ -42,7 +42,10 @@ from connect_spark.runtime.conversion.sink_records import RecordConverter, raw_r
 from connect_spark.runtime.errors import RawRecord
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
+
+    from connect_spark.runtime.processors.fallback_in_write import InWriteConversion
 
 __all__ = ["FrameBatches", "RELEARN_FALLBACK_SHARE"]
 
@@ -59,10 +62,16 @@ class FrameBatches:
     """The frame path of one connector: its plan (or ``None``) and converter, and which way the next
     batch takes (see the module docstring). One instance per connector, created at start."""
 
-    def __init__(self, spark: "SparkSession", plan: Any, converter: RecordConverter, sampler: Any = None) -> None:
+    def __init__(self, spark: "SparkSession", plan: Any, converter: RecordConverter, sampler: Any = None,
+                 in_write: "InWriteConversion | None" = None) -> None:
         self.spark = spark
         self.plan = plan
         self.converter = converter
+        #: converts the rows that fall back inside a one-pass write (classic sessions, Spark 4.1+); ``None``:
+        #: such rows make the batch take the checked way
+        self.in_write = in_write
+        #: rows of the batch being delivered that an earlier, failed attempt already reported under ``errors.*``
+        self._reported: set[tuple[str, int, int]] = set()
         #: reads a batch's head with a Kafka client when the plan must learn shapes
         #: (:class:`~connect_spark.runtime.conversion.batch_sample.BatchSampler`); ``None``: the plan samples with Spark
         self.sampler = sampler
@@ -73,11 +82,13 @@ class FrameBatches:
         self.fallback_rows = 0
 
     def deliver(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
-                atomic: bool, acknowledge: Callable[[], None] = lambda: None) -> None:
+                atomic: bool, acknowledge: Callable[[], None] = lambda: None,
+                single_job: Callable[["DataFrame"], bool] = lambda frame: True) -> None:
         """Hand the raw batch (``RAW_COLUMNS``, covering ``ranges``) to ``put`` as a record frame; ``put``
         is not called when no record survived. ``atomic``: the task's writes are all-or-nothing.
         ``acknowledge`` waits for the dead letter queue writes of the per-record conversions; it is called
-        before every ``put`` that follows such conversions."""
+        before every ``put`` that follows such conversions. ``single_job``: whether ``put`` reads a frame in
+        one Spark job (a frame that converts rows inside the write is never computed twice)."""
         if not ranges:
             return
         if self.plan is None:
@@ -91,6 +102,14 @@ class FrameBatches:
 
             sample = self._sample(ranges)
             output = self.plan.apply(raw, sample)
+            if self.in_write is not None:
+                frame = self.in_write.frame(output, frozenset(self._reported))
+                if single_job(frame):
+                    if self._written_in_one_pass(frame, put, ranges):
+                        return
+                    self._checked(raw, ranges, put, acknowledge)
+                    self._reported.clear()
+                    return
             if sample is not None and self._falls_back_in(sample):
                 self.one_pass_next = False
                 log.info("Rows of this batch's sample need the per-record path; the batch takes the checked way")
@@ -106,6 +125,44 @@ class FrameBatches:
                              "nothing (Spark logs the abandoned task) and the batch is handed over again",
                              _needing_row(str(e), NEEDS_RECORD_PATH))
         self._checked(raw, ranges, put, acknowledge)
+        self._reported.clear()
+
+    def _written_in_one_pass(self, frame: "DataFrame", put: Put, ranges: Mapping[TopicPartition, tuple[int, int]]
+                             ) -> bool:
+        """``put`` the frame whose rows that fall back are converted inside the write; False when a row could
+        not be placed (the write committed nothing: the batch takes the checked way). What the executors
+        reported counts either way, and the rows they reported are not reported again by a later attempt."""
+        from connect_spark.columnar.plan import NEEDS_RECORD_PATH
+
+        assert self.in_write is not None
+        try:
+            put(frame)
+        except Exception as e:
+            self._take_report(ranges)
+            if NEEDS_RECORD_PATH not in str(e):
+                raise
+            self.one_pass_next = False
+            log.info("A row of this batch converted per record does not fit the others' types (%s); the write "
+                     "committed nothing and the batch takes the checked way", _needing_row(str(e), NEEDS_RECORD_PATH))
+            return False
+        self._take_report(ranges)
+        self._reported.clear()
+        self.one_pass_batches += 1
+        return True
+
+    def _take_report(self, ranges: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Count what the executors' conversions did (see :class:`InWriteReport`); a batch where more than
+        ``RELEARN_FALLBACK_SHARE`` of the rows fell back under reused shapes makes the next one learn again."""
+        assert self.in_write is not None
+        report = self.in_write.take_report()
+        self.converter.errors.metrics.add(report.counters)
+        self.fallback_rows += report.fallback
+        self._reported |= report.unwritten
+        rows = sum(end - start for start, end in ranges.values())
+        if report.fallback and self.plan.reused_samples and report.fallback > RELEARN_FALLBACK_SHARE * rows:
+            log.info("%d of %d records did not match the shapes learned from earlier batches; the next batch learns "
+                     "them again", report.fallback, rows)
+            self.plan.forget_samples()
 
     def _falls_back_in(self, sample: "DataFrame") -> bool:
         """Whether rows of the batch's sample (a local frame: Spark answers on the driver) need the
@@ -126,6 +183,8 @@ class FrameBatches:
                 self.plan.forget_samples()
                 output = self.plan.apply(raw, self._sample(ranges)).persisted()
                 fallback = output.fallback.toArrow()
+            if self._reported:
+                fallback = fallback.filter(_not_in(fallback, self._reported))
             self.checked_batches += 1
             self.fallback_rows += fallback.num_rows
             self.one_pass_next = fallback.num_rows == 0
@@ -215,6 +274,14 @@ def _frame_of_records(spark: "SparkSession", records: list, converter: RecordCon
     if built.table.num_rows == 0:
         return None
     return spark.createDataFrame(built.table)
+
+
+def _not_in(rows: "pa.Table", coordinates: set[tuple[str, int, int]]) -> "pa.Array":
+    """A mask of the raw ``rows`` whose coordinates are not in ``coordinates``."""
+    import pyarrow as pa
+
+    columns = (rows.column(name).to_pylist() for name in ("topic", "partition", "offset"))
+    return pa.array([c not in coordinates for c in zip(*columns)], pa.bool_())
 
 
 def _coordinates(record: Any) -> tuple[str, int, int]:

@@ -8,9 +8,10 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 2. partitions seen for the first time are assigned;
 3. :func:`~connect_spark.runtime.tasks.loop.hand_over`: dead letter queue writes acknowledged, then
    :meth:`connect_spark.runtime.processors.dataframe_batches.FrameBatches.deliver` converts the batch (vectorized plan
-   where it proves exact, in one Spark pass with the write when the sink's writes are atomic; the
-   per-record path for the rest, tolerated records to the log / dead letter queue, whose writes are
-   acknowledged before the frame is handed over); rows the task's ``rejected_rows`` names (an upsert
+   where it proves exact, in one Spark pass with the write when the sink's writes are atomic, the rows it
+   cannot prove converted per record by that same pass on classic sessions,
+   :mod:`~connect_spark.runtime.processors.fallback_in_write`; the per-record path for the rest, tolerated
+   records to the log / dead letter queue, whose writes are acknowledged before the frame is handed over); rows the task's ``rejected_rows`` names (an upsert
    record without a usable key) are reported under ``errors.*`` and left out of the frame
    (:func:`~connect_spark.runtime.processors.rejected_rows.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
    and offsets here (the Delta sink's table commit) — with the retriable back-off;
@@ -20,6 +21,7 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import TYPE_CHECKING, Mapping
 
 from kafka import KafkaConsumer
@@ -27,6 +29,7 @@ from kafka import KafkaConsumer
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.batch_sample import BatchSampler
 from connect_spark.runtime.processors.dataframe_batches import FrameBatches
+from connect_spark.runtime.processors.fallback_in_write import InWriteConversion, in_write_supported
 from connect_spark.runtime.processors.driver_tasks import DriverTasks
 from connect_spark.runtime.processors.rejected_rows import drop_rejected_rows
 from connect_spark.runtime.processors.base import ProcessorSetup
@@ -62,7 +65,11 @@ class DataFrameProcessor(DriverTasks):
             client_kwargs = kafka_client_kwargs(setup.client_config, KafkaConsumer)
             client_kwargs.setdefault("bootstrap_servers", servers)
             sampler = BatchSampler(self.spark, client_kwargs)
-        self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter, sampler)
+        in_write = None
+        if self.plan is not None and in_write_supported(self.spark):
+            in_write = InWriteConversion(self.spark, setup.connector.resolved, setup.worker.resolved,
+                                         uuid.uuid4().hex)
+        self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter, sampler, in_write)
         self.batch_ranges = setup.batch_ranges
 
     def open(self, positions: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -107,7 +114,8 @@ class DataFrameProcessor(DriverTasks):
             task.put_dataframe_batch(frame, batch_id, ranges)
 
         def put() -> None:
-            frames.deliver(batch, ranges, write, task.writes_atomically(), unit.await_dead_letters)
+            frames.deliver(batch, ranges, write, task.writes_atomically(), unit.await_dead_letters,
+                           lambda frame: task.rejected_rows(frame) is None)
 
         if not hand_over(unit, put, consumed, self.wait):
             return  # the connector is stopping

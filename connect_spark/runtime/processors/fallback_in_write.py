@@ -1,0 +1,312 @@
+"""Rows the vectorized plan cannot convert, converted per record inside the one-pass write itself.
+
+A batch with ``k`` odd rows among ``n`` (a field sent as a string now and then, a ``-0.0``) would otherwise
+cost a second pass over all ``n``: the checked way of :mod:`connect_spark.runtime.processors.dataframe_batches`
+persists the whole batch to find and convert the ``k``. Here the write job converts them where it meets them:
+the frame handed to the sink is :meth:`~connect_spark.columnar.plan.PlanOutput.converted_in_write`, where an
+Arrow UDF receives the raw columns of the rows that fall back (a null for every row Spark converted, so the
+good rows cost a null each) and returns, for each, the record frame's columns in the good rows' types and
+whether the row is written. The batch is read from Kafka once, persisted nowhere, and its odd rows cost what
+converting them costs.
+
+On the executor (:class:`FallbackConversion`, called by Spark's Python worker for each Arrow batch of a
+write task) the rows are converted by the connector's own converters and transforms under ``errors.*``, as
+the driver would: tolerated failures go to the log and the dead letter queue (one producer per Python
+worker, built from the connector's configuration on first use), and survivors whose key or value conflicts
+with the good rows' types go to ``errors.*`` as misfits. The dead letter writes are acknowledged before the
+UDF returns its rows, so before the write can commit. What the executors did reaches the driver through an
+accumulator (:class:`InWriteReport`): how many rows fell back, which of them were not written, and the
+error counters, which the driver adds to the task's metrics.
+
+A row the frame cannot hold (a field the good rows lack, which needs the table's schema to grow), and any
+error the connector does not tolerate, makes the UDF raise :data:`~connect_spark.columnar.plan.NEEDS_RECORD_PATH`:
+the write commits nothing and the batch takes the checked way, which grows the schema or fails the task
+with the connector's own error. The rows already reported by tasks that completed are left out of that
+second pass, so they are not reported twice (a task that reported and was then cancelled before it
+completed can still have its reports made again: the dead letter queue is at-least-once, as in Connect).
+
+Used for classic sessions on Spark 4.1 and later (``arrow_udf``); elsewhere batches take the checked way.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pyarrow as pa
+from pyspark.accumulators import AccumulatorParam
+
+from connect_spark.columnar.plan import FRAME_DATA_COLUMNS, NEEDS_RECORD_PATH
+from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
+from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
+from connect_spark.runtime.processors.rejected_rows import report_misfits
+from connect_spark.streaming.raw_batch import RAW_COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from connect_spark.columnar.plan import PlanOutput
+    from connect_spark.runtime.tasks.builder import TaskPlugins
+
+__all__ = ["InWriteConversion", "InWriteReport", "ReportSum", "FallbackConversion", "in_write_supported"]
+
+log = logging.getLogger(__name__)
+
+Coordinates = tuple[str, int, int]
+
+
+@dataclass
+class InWriteReport:
+    """What the executors' conversions of one batch did, summed by Spark's accumulator.
+
+    Attributes:
+        fallback: rows converted per record.
+        unwritten: coordinates of those rows that were not written (tolerated errors, misfits, rows a
+            transform dropped).
+        counters: error counters to add to the task's metrics (Kafka's metric names).
+    """
+
+    fallback: int = 0
+    unwritten: set[Coordinates] = field(default_factory=set)
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def merge(self, other: "InWriteReport") -> "InWriteReport":
+        self.fallback += other.fallback
+        self.unwritten |= other.unwritten
+        for name, count in other.counters.items():
+            self.counters[name] = self.counters.get(name, 0) + count
+        return self
+
+
+class ReportSum(AccumulatorParam):
+    """How Spark sums :class:`InWriteReport` accumulator updates (the driver's value and each task's)."""
+
+    def zero(self, value: InWriteReport) -> InWriteReport:
+        return InWriteReport()
+
+    def addInPlace(self, first: InWriteReport, second: InWriteReport) -> InWriteReport:
+        return first.merge(second)
+
+
+def in_write_supported(spark: "SparkSession") -> bool:
+    """Whether ``spark`` can convert fallback rows inside a write: a classic session with ``arrow_udf``."""
+    try:
+        from pyspark.sql.functions import arrow_udf  # noqa: F401 (Spark 4.1 and later)
+    except ImportError:
+        return False
+    return getattr(spark, "_jsparkSession", None) is not None
+
+
+class InWriteConversion:
+    """The driver's side: builds each batch's frame and reads back what the executors reported.
+
+    Created by :class:`~connect_spark.runtime.processors.dataframe_batches.FrameBatches` for a connector on a
+    classic session; ``connector_props`` and ``worker_props`` are the resolved configurations the executors
+    build the converters from, ``run_id`` tells one start of the connector from the next.
+    """
+
+    def __init__(self, spark: "SparkSession", connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                 run_id: str, task_id: int = 0) -> None:
+        self.spark = spark
+        self.connector_props = dict(connector_props)
+        self.worker_props = dict(worker_props)
+        self.run_id = run_id
+        self.task_id = task_id
+        self.reports = spark.sparkContext.accumulator(InWriteReport(), ReportSum())
+
+    def frame(self, output: "PlanOutput", skip: frozenset[Coordinates] = frozenset()) -> "DataFrame":
+        """The batch's record frame with its fallback rows converted by the write's own tasks, except those
+        at ``skip`` (reported by an earlier attempt at the batch: left out); resets the report (read it with
+        :meth:`take_report` after the write)."""
+        from pyspark.sql.functions import arrow_udf
+        from pyspark.sql.pandas.functions import ArrowUDFType
+        from pyspark.sql.types import BooleanType, StructField, StructType
+
+        self.reports.value = InWriteReport()
+        good = output.good.schema
+        returned = StructType([StructField("keep", BooleanType()), *[good[name] for name in FRAME_DATA_COLUMNS]])
+        conversion = FallbackConversion(self.run_id, self.task_id, self.connector_props, self.worker_props,
+                                        returned.json(), self.reports, skip)
+        # nondeterministic (it reports errors): Spark then evaluates it once per row, never again in a
+        # filter pushed below it
+        convert = arrow_udf(conversion, returned, ArrowUDFType.SCALAR).asNondeterministic()
+
+        def converted(raw: "Column") -> "Column":
+            return convert(raw)
+
+        return output.converted_in_write(converted)
+
+    def take_report(self) -> InWriteReport:
+        """What the executors reported since the last :meth:`frame` (tasks that completed only)."""
+        report = self.reports.value
+        self.reports.value = InWriteReport()
+        return report
+
+
+class FallbackConversion:
+    """The Arrow UDF's function, pickled to the executors: raw rows (a struct of ``RAW_COLUMNS``, null for rows
+    Spark converted) in, ``keep`` and the record frame's columns out (see the module docstring).
+
+    Called by Spark's Python worker once per Arrow batch of a write task. The converters, transforms and
+    error reporters are built once per Python worker and run (:func:`_plugins`), and rebuilt after a failure.
+    """
+
+    def __init__(self, run_id: str, task_id: int, connector_props: dict[str, Any], worker_props: dict[str, Any],
+                 returned_json: str, reports: Any, skip: frozenset[Coordinates] = frozenset()) -> None:
+        self.skip = skip
+        self.run_id = run_id
+        self.task_id = task_id
+        self.connector_props = connector_props
+        self.worker_props = worker_props
+        self.returned_json = returned_json
+        self.reports = reports
+
+    def __call__(self, raw: pa.Array) -> pa.Array:
+        returned = _returned_type(self.returned_json)
+        if isinstance(raw, pa.ChunkedArray):
+            raw = raw.combine_chunks()
+        rows = [i for i, valid in enumerate(raw.is_valid().to_pylist()) if valid]
+        skipped = self._skipped(raw, rows) if self.skip else []
+        if skipped:
+            left_out = set(skipped)
+            rows = [i for i in rows if i not in left_out]
+        if not rows:
+            keep = [None] * len(raw)
+            for i in skipped:
+                keep[i] = False
+            return pa.StructArray.from_arrays(
+                [pa.array(keep, pa.bool_()),
+                 *[pa.nulls(len(raw), f.type) for f in list(returned)[1:]]], fields=list(returned))
+        plugins = _plugins(self)
+        try:
+            placed, unwritten, counters = _convert(plugins, raw, rows, returned, skipped)
+        except BaseException as e:
+            _forget(self.run_id, self.task_id)
+            raise RuntimeError(f"{NEEDS_RECORD_PATH}: {type(e).__name__}: {e}") from e
+        self.reports.add(InWriteReport(len(rows), unwritten, counters))
+        return placed
+
+    def _skipped(self, raw: pa.StructArray, rows: list[int]) -> list[int]:
+        """Positions of ``rows`` already reported by an earlier attempt at this batch: not converted again."""
+        topics, partitions, offsets = (raw.field(name).to_pylist() for name in ("topic", "partition", "offset"))
+        return [i for i in rows if (topics[i], partitions[i], offsets[i]) in self.skip]
+
+
+def _convert(plugins: "TaskPlugins", raw: pa.StructArray, rows: list[int], returned: pa.StructType,
+             skipped: list[int]) -> tuple[pa.StructArray, set[Coordinates], dict[str, int]]:
+    """Convert the ``rows`` of ``raw`` and place them (``skipped`` rows are not written): the UDF's result
+    and what to report."""
+    converter = plugins.converter
+    handler = plugins.error_handler
+    before = handler.metrics.as_dict()
+    table = pa.Table.from_struct_array(raw.take(pa.array(rows, pa.int64()))).select(list(RAW_COLUMNS))
+    with cycle_collection_paused():
+        converted = converter.convert(raw_records(table))
+    survivors = converted.records
+    key_type, value_type = returned.field("key").type, returned.field("value").type
+    if survivors:
+        survivors, conflicts = split_conflicting(survivors, key_type, value_type)
+        report_misfits(handler, conflicts, lambda r: converted.raw_by_coordinates.get(_coordinates(r)))
+    frame_types = pa.schema([returned.field(name) for name in FRAME_DATA_COLUMNS])
+    fitted = None
+    if survivors:
+        built = fit_records_to_frame(survivors, converter.header_converter)
+        if built.misfits:
+            raise ValueError(f"{len(built.misfits)} converted record(s) fit no common column: {built.misfits[0][1]}")
+        fitted = built.table.select(list(FRAME_DATA_COLUMNS)).cast(frame_types)
+    handler.await_reports()  # dead letters acknowledged before these rows can be committed
+    position = {(t, p, o): i for i, t, p, o in zip(rows, *(table.column(c).to_pylist()
+                                                          for c in ("topic", "partition", "offset")))}
+    order = [position[_coordinates(r)] for r in survivors]
+    keep = [None] * len(raw)
+    for i in [*rows, *skipped]:
+        keep[i] = False
+    for i in order:
+        keep[i] = True
+    written = set(order)
+    unwritten = {coordinates for coordinates, i in position.items() if i not in written}
+    placed = _placed(fitted, order, len(raw), returned, keep)
+    after = handler.metrics.as_dict()
+    counters = {name: after[name] - before[name] for name in after if after[name] != before[name]}
+    if "last-error-timestamp" in counters:
+        counters["last-error-timestamp"] = after["last-error-timestamp"]
+    return placed, unwritten, counters
+
+
+def _placed(fitted: pa.Table | None, order: list[int], size: int, returned: pa.StructType,
+            keep: list[bool | None]) -> pa.StructArray:
+    """The UDF's result: ``fitted``'s row ``j`` at position ``order[j]``, nulls elsewhere."""
+    slot = [None] * size
+    for j, i in enumerate(order):
+        slot[i] = j
+    take = pa.array(slot, pa.int64())
+    arrays = [pa.array(keep, pa.bool_())]
+    for name in FRAME_DATA_COLUMNS:
+        field_type = returned.field(name).type
+        arrays.append(fitted.column(name).combine_chunks().take(take) if fitted is not None
+                      else pa.nulls(size, field_type))
+    return pa.StructArray.from_arrays(arrays, fields=list(returned))
+
+
+def _coordinates(record: Any) -> Coordinates:
+    return record.original_topic, record.original_kafka_partition, record.original_kafka_offset
+
+
+_returned_types: dict[str, pa.StructType] = {}
+
+
+def _returned_type(returned_json: str) -> pa.StructType:
+    """The Arrow type of the UDF's result, from Spark's type (as the worker hands results back)."""
+    cached = _returned_types.get(returned_json)
+    if cached is None:
+        from pyspark.sql.pandas.types import to_arrow_type
+        from pyspark.sql.types import StructType
+
+        cached = _returned_types[returned_json] = to_arrow_type(StructType.fromJson(json.loads(returned_json)))
+    return cached
+
+
+_plugins_by_run: dict[tuple[str, int], "TaskPlugins"] = {}
+_plugins_lock = threading.Lock()
+
+
+def _plugins(conversion: FallbackConversion) -> "TaskPlugins":
+    """This Python worker's converters and reporters for the connector's run (those of earlier runs closed)."""
+    from connect_spark.config.connector import ConnectorConfig
+    from connect_spark.config.worker import WorkerConfig
+    from connect_spark.runtime.tasks.builder import build_task_plugins
+
+    key = (conversion.run_id, conversion.task_id)
+    with _plugins_lock:
+        for other in [k for k in _plugins_by_run if k[0] != conversion.run_id]:
+            _close(_plugins_by_run.pop(other))
+        plugins = _plugins_by_run.get(key)
+        if plugins is None:
+            plugins = _plugins_by_run[key] = build_task_plugins(
+                ConnectorConfig(conversion.connector_props), WorkerConfig(conversion.worker_props), conversion.task_id)
+        return plugins
+
+
+def _forget(run_id: str, task_id: int) -> None:
+    """Drop (and close) the plugins after a failure: the next batch starts from fresh converters and handler."""
+    with _plugins_lock:
+        plugins = _plugins_by_run.pop((run_id, task_id), None)
+    if plugins is not None:
+        _close(plugins)
+
+
+def _close(plugins: "TaskPlugins") -> None:
+    plugins.stop()
+    plugins.close()
+
+
+@atexit.register
+def _close_all() -> None:
+    with _plugins_lock:
+        for plugins in _plugins_by_run.values():
+            _close(plugins)
+        _plugins_by_run.clear()

@@ -1,0 +1,98 @@
+"""Rows the vectorized plan cannot prove, converted per record inside the one-pass write (classic sessions,
+Spark 4.1 and later), into a real Delta table.
+
+The batch is read from Kafka once and written in one commit: the rows Spark converted and the rows the
+connector's converters took per record, side by side; tolerated failures are counted on the driver as if the
+driver had converted them. A converted row the frame cannot hold (a field the others lack) makes the write
+commit nothing and the batch take the checked way, which grows the table, without reporting twice a row the
+write had already reported.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from delta.tables import DeltaTable
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.connectors.delta import DeltaSinkTask
+from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
+from tests.integration.frame_batches import deliver_frame, order_json, plan_frames, raw_row
+
+
+def _setup(spark, tmp_path, **props):
+    frames = plan_frames(spark, tmp_path, in_write=True, **props)
+    path = str(tmp_path / "orders")
+    task_props = {"name": "in-write", "delta.table.path": path, "delta.column.offset": "kafka_offset"}
+    task = DeltaSinkTask()
+    task.initialize(WorkerSinkTaskContext(task_props))
+    task.start(task_props)
+    tps = [TopicPartition("orders", 0), TopicPartition("orders", 1)]
+    task.context.set_assignment(set(tps))
+    task.open(tps)
+    return frames, task, path
+
+
+def _history(spark, path):
+    rows = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
+    return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
+
+
+def _table(spark, path):
+    return {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
+
+
+def test_odd_rows_are_converted_by_the_write_itself_in_one_commit(spark, tmp_path, caplog):
+    frames, task, path = _setup(spark, tmp_path)
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[3] = raw_row(23, order_json(23, "7"), key=b"k")  # valid, not provable by the plan: converted per record
+    rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")  # fails per record: tolerated
+    rows[5] = raw_row(25, order_json(25, '"12.5"'), key=b"k")  # a string among doubles: the batch's misfit
+    metrics = frames.converter.errors.metrics
+    failures_before, errors_before = metrics.record_failures, metrics.record_errors
+    with caplog.at_level(logging.INFO, logger="connect_spark.runtime.processors.dataframe_batches"):
+        _, jobs = deliver_frame(spark, frames, task, rows, 1)
+    assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (2, 0, 3)
+    assert not any("checked way" in r.getMessage() for r in caplog.records)
+    # counted on the executors, added on the driver: two failed records, of which the one the converter
+    # failed on ends in error (the misfit is the task's report, as on the driver)
+    assert (metrics.record_failures, metrics.record_errors) == (failures_before + 2, errors_before + 1)
+    assert metrics.last_error_timestamp > 0
+    assert _history(spark, path) == [{"orders": {"0": 19, "1": 20}}, {"orders": {"0": 39, "1": 40}}]
+    table = _table(spark, path)
+    assert sorted(table) == [i for i in range(40) if i not in (24, 25)]
+    assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23 and table[23]["user"] == "u-23"
+
+
+def test_a_row_the_frame_cannot_hold_sends_the_batch_the_checked_way_without_reporting_twice(spark, tmp_path):
+    frames, task, path = _setup(spark, tmp_path)
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")  # fails per record: tolerated, reported once
+    rows[9] = raw_row(29, b'{"id":29,"user":"u-29","price":29.5,"tags":[1,2],"coupon":"SAVE"}', key=b"k")
+    metrics = frames.converter.errors.metrics
+    errors_before = metrics.record_errors
+    deliver_frame(spark, frames, task, rows, 1)
+    assert frames.checked_batches == 1  # the one-pass write committed nothing
+    assert metrics.record_errors == errors_before + 1
+    assert len(_history(spark, path)) == 2
+    table = _table(spark, path)
+    assert sorted(table) == [i for i in range(40) if i != 24]
+    assert table[29]["coupon"] == "SAVE" and table[28]["coupon"] is None
+
+
+def test_under_tolerance_none_a_failing_row_fails_the_batch_with_the_connectors_error(spark, tmp_path):
+    import pytest
+
+    from connect_spark.api.errors import ConnectException
+
+    frames, task, path = _setup(spark, tmp_path, **{"errors.tolerance": "none"})
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")
+    with pytest.raises(ConnectException) as failure:
+        deliver_frame(spark, frames, task, rows, 1)
+    assert "orders[0]@24" in str(failure.value)
+    assert len(_history(spark, path)) == 1
