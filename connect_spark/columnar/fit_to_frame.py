@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from connect_spark.api.errors import ConnectException
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["CannotFit", "fitted", "arrow_types"]
+__all__ = ["CannotFit", "fitted", "arrow_fitted", "arrow_types"]
 
 
 class CannotFit(ConnectException):
@@ -43,6 +44,58 @@ def fitted(frame: "DataFrame", target: Any) -> "DataFrame":
         else:
             columns.append(F.lit(None).cast(f.dataType).alias(f.name))
     return frame.select(*columns)
+
+
+def arrow_fitted(table: "pa.Table", target: "pa.Schema") -> "pa.Table":
+    """``table`` (columns by name, a subset of ``target``'s) cast to ``target``'s types, with the same rules as
+    :func:`fitted` for Arrow data on an executor (Arrow's own cast would drop struct fields the target lacks and
+    parse strings into numbers).
+
+    Raises:
+        CannotFit: a column or field that ``target`` lacks, or a type that does not widen losslessly.
+    """
+    import pyarrow as pa
+
+    for name in table.schema.names:
+        if target.get_field_index(name) < 0:
+            raise CannotFit(f"column {name} is not in the frame")
+        _check_arrow(table.schema.field(name).type, target.field(name).type, name)
+    columns = [table.column(f.name).cast(f.type) if f.name in table.schema.names else pa.nulls(table.num_rows, f.type)
+               for f in target]
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def _check_arrow(source: "pa.DataType", target: "pa.DataType", path: str) -> None:
+    import pyarrow as pa
+
+    t = pa.types
+    if source == target or t.is_null(source):
+        return
+    if t.is_struct(source) and t.is_struct(target):
+        names = {target.field(i).name: target.field(i).type for i in range(target.num_fields)}
+        for i in range(source.num_fields):
+            field = source.field(i)
+            if field.name not in names:
+                raise CannotFit(f"{path} has field {field.name} the others lack")
+            _check_arrow(field.type, names[field.name], f"{path}.{field.name}")
+        return
+    if (t.is_list(source) or t.is_large_list(source)) and (t.is_list(target) or t.is_large_list(target)):
+        return _check_arrow(source.value_type, target.value_type, f"{path}[]")
+    if t.is_map(source) and t.is_map(target):
+        _check_arrow(source.key_type, target.key_type, f"{path} key")
+        return _check_arrow(source.item_type, target.item_type, f"{path} value")
+    if t.is_integer(source) and (t.is_floating(target) or (t.is_integer(target) and target.bit_width >= source.bit_width
+                                                             and t.is_signed_integer(target))):
+        return
+    if t.is_floating(source) and t.is_floating(target) and target.bit_width >= source.bit_width:
+        return
+    if t.is_timestamp(source) and t.is_timestamp(target):
+        return
+    if (t.is_string(source) or t.is_large_string(source)) and (t.is_string(target) or t.is_large_string(target)):
+        return
+    if (t.is_binary(source) or t.is_large_binary(source)) and (t.is_binary(target) or t.is_large_binary(target)):
+        return
+    raise CannotFit(f"{path} is {source} where the others have {target}")
 
 
 def arrow_types(schema: Any, *names: str) -> list[Any]:

@@ -24,7 +24,8 @@ from tests.integration.frame_batches import deliver_frame, order_json, plan_fram
 def _setup(spark, tmp_path, **props):
     frames = plan_frames(spark, tmp_path, in_write=True, **props)
     path = str(tmp_path / "orders")
-    task_props = {"name": "in-write", "delta.table.path": path, "delta.column.offset": "kafka_offset"}
+    task_props = {"name": "in-write", "delta.table.path": path, "delta.column.offset": "kafka_offset",
+                  "auto.evolve": "true"}
     task = DeltaSinkTask()
     task.initialize(WorkerSinkTaskContext(task_props))
     task.start(task_props)

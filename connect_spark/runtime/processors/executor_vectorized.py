@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connect_spark.api.data import Schema
+from connect_spark.columnar.fit_to_frame import CannotFit, arrow_fitted
 from connect_spark.columnar.records import (
     FRAME_HEADERS_TYPE,
     fit_records_to_frame,
@@ -132,9 +133,9 @@ def _with_fallback(unit: TaskUnit, good: pa.Table, fallback_rows: pa.RecordBatch
     built = fit_records_to_frame(survivors, converter.header_converter)
     if not built.misfits and good.num_rows:
         try:
-            extra = built.table.cast(good.schema)
+            extra = arrow_fitted(built.table, good.schema)  # Arrow's own cast would drop fields the others lack
             return pa.concat_tables([good, extra]).sort_by(_ORDER)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError, TypeError) as e:
+        except (CannotFit, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError, TypeError) as e:
             log.info("%d records of this batch converted per record do not fit the others' types (%s); the batch "
                      "is handed over from records", len(survivors), e)
     records: list[Any] = frame_to_records(good, schemas.key_schema, schemas.value_schema,

@@ -11,21 +11,23 @@ converting them costs.
 
 On the executor (:class:`FallbackConversion`, called by Spark's Python worker for each Arrow batch of a
 write task) the rows are converted by the connector's own converters and transforms under ``errors.*``, as
-the driver would: tolerated failures go to the log and the dead letter queue (one producer per Python
-worker, built from the connector's configuration on first use), and survivors whose key or value conflicts
-with the good rows' types go to ``errors.*`` as misfits. The dead letter writes are acknowledged before the
-UDF returns its rows, so before the write can commit. What the executors did reaches the driver through an
-accumulator (:class:`InWriteReport`): how many rows fell back, which of them were not written, and the
-error counters, which the driver adds to the task's metrics.
+the driver would: tolerated failures are logged (``errors.log.enable``) and counted, and survivors whose key
+or value conflicts with the good rows' types are reported as misfits. What the executors did reaches the
+driver through an accumulator (:class:`InWriteReport`): how many rows fell back, which of them were not
+written, and the error counters, which the driver adds to the task's metrics.
 
 A row the frame cannot hold (a field the good rows lack, which needs the table's schema to grow), and any
 error the connector does not tolerate, makes the UDF raise :data:`~connect_spark.columnar.plan.NEEDS_RECORD_PATH`:
 the write commits nothing and the batch takes the checked way, which grows the schema or fails the task
-with the connector's own error. The rows already reported by tasks that completed are left out of that
-second pass, so they are not reported twice (a task that reported and was then cancelled before it
-completed can still have its reports made again: the dead letter queue is at-least-once, as in Connect).
+with the connector's own error. The rows reported by the write's tasks that completed are left out of that
+second pass (a task cancelled when the write was abandoned may have logged a row that the second pass logs
+again).
 
-Used for classic sessions on Spark 4.1 and later (``arrow_udf``); elsewhere batches take the checked way.
+Chosen by :class:`~connect_spark.runtime.processors.driver_dataframes.DataFrameProcessor` for classic sessions
+on Spark 4.1 and later (``arrow_udf``) and connectors without a dead letter queue: dead letters written by a
+task that was then cancelled reach no accumulator, so after an abandoned write the checked way could not
+tell which records are in the queue already and would write them twice. With a dead letter queue, and on
+Spark 4.0 or Spark Connect, batches with such rows take the checked way.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
 
 from connect_spark.columnar.plan import FRAME_DATA_COLUMNS, NEEDS_RECORD_PATH
+from connect_spark.columnar.fit_to_frame import arrow_fitted
 from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
 from connect_spark.runtime.processors.rejected_rows import report_misfits
@@ -128,7 +131,8 @@ class InWriteConversion:
 
         self.reports.value = InWriteReport()
         good = output.good.schema
-        returned = StructType([StructField("keep", BooleanType()), *[good[name] for name in FRAME_DATA_COLUMNS]])
+        returned = StructType([StructField("keep", BooleanType()),
+                               *[StructField(name, _nullable(good[name].dataType)) for name in FRAME_DATA_COLUMNS]])
         conversion = FallbackConversion(self.run_id, self.task_id, self.connector_props, self.worker_props,
                                         returned.json(), self.reports, skip)
         # nondeterministic (it reports errors): Spark then evaluates it once per row, never again in a
@@ -178,9 +182,7 @@ class FallbackConversion:
             keep = [None] * len(raw)
             for i in skipped:
                 keep[i] = False
-            return pa.StructArray.from_arrays(
-                [pa.array(keep, pa.bool_()),
-                 *[pa.nulls(len(raw), f.type) for f in list(returned)[1:]]], fields=list(returned))
+            return _placed(None, [], len(raw), returned, keep)
         plugins = _plugins(self)
         try:
             placed, unwritten, counters = _convert(plugins, raw, rows, returned, skipped)
@@ -217,8 +219,8 @@ def _convert(plugins: "TaskPlugins", raw: pa.StructArray, rows: list[int], retur
         built = fit_records_to_frame(survivors, converter.header_converter)
         if built.misfits:
             raise ValueError(f"{len(built.misfits)} converted record(s) fit no common column: {built.misfits[0][1]}")
-        fitted = built.table.select(list(FRAME_DATA_COLUMNS)).cast(frame_types)
-    handler.await_reports()  # dead letters acknowledged before these rows can be committed
+        fitted = arrow_fitted(built.table.select(list(FRAME_DATA_COLUMNS)), frame_types)
+    handler.await_reports()  # every report made before these rows can be written
     position = {(t, p, o): i for i, t, p, o in zip(rows, *(table.column(c).to_pylist()
                                                           for c in ("topic", "partition", "offset")))}
     order = [position[_coordinates(r)] for r in survivors]
@@ -237,9 +239,24 @@ def _convert(plugins: "TaskPlugins", raw: pa.StructArray, rows: list[int], retur
     return placed, unwritten, counters
 
 
+def _nullable(data_type: Any) -> Any:
+    """``data_type`` with every field, element and map value nullable: the UDF returns nulls for the rows it
+    does not write, and the frame's own columns are ``when(falls back, converted, else good)`` anyway."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name, _nullable(f.dataType), True, f.metadata) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(_nullable(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(_nullable(data_type.keyType), _nullable(data_type.valueType), True)
+    return data_type
+
+
 def _placed(fitted: pa.Table | None, order: list[int], size: int, returned: pa.StructType,
             keep: list[bool | None]) -> pa.StructArray:
-    """The UDF's result: ``fitted``'s row ``j`` at position ``order[j]``, nulls elsewhere."""
+    """The UDF's result: ``fitted``'s row ``j`` at position ``order[j]``, nulls elsewhere (a null struct
+    where ``keep`` is ``None``: a row Spark converted)."""
     slot = [None] * size
     for j, i in enumerate(order):
         slot[i] = j
@@ -249,7 +266,8 @@ def _placed(fitted: pa.Table | None, order: list[int], size: int, returned: pa.S
         field_type = returned.field(name).type
         arrays.append(fitted.column(name).combine_chunks().take(take) if fitted is not None
                       else pa.nulls(size, field_type))
-    return pa.StructArray.from_arrays(arrays, fields=list(returned))
+    mask = pa.array([k is None for k in keep], pa.bool_())
+    return pa.StructArray.from_arrays(arrays, fields=list(returned), mask=mask)
 
 
 def _coordinates(record: Any) -> Coordinates:
