@@ -5,7 +5,7 @@ Called by :class:`connect_spark.runtime.processors.driver_dataframes.DataFramePr
 delivers the batch again). The batch's offset ranges
 come from the query's offset log (:mod:`connect_spark.streaming.offset_log`), not from its rows.
 
-With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batch takes one of two ways:
+With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batch takes one of three ways:
 
 * **one pass** (the common case, for a task whose writes are atomic, see
   :meth:`~connect_spark.api.bulk.DataFrameSinkTask.writes_atomically`): the task gets the plan's
@@ -16,6 +16,13 @@ With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batc
   such rows, the next batch goes the checked way directly; after a clean one, the one-pass way again.
   A batch whose shapes are learned from its sample (its head, read on the driver) goes the checked way
   directly when rows of the sample need the per-record path.
+* **one pass converting its odd rows** (with an :class:`~connect_spark.runtime.processors.fallback_in_write.InWriteConversion`:
+  classic sessions of Spark 4.1+, connectors without a dead letter queue): a batch expected to hold rows
+  that need the per-record path (its sample has some, or the last batch had some), or whose guarded write
+  was abandoned, is written from :meth:`~connect_spark.columnar.plan.PlanOutput.converted_in_write`: the
+  write's own tasks convert those rows per record, so the batch is still read once and nothing is
+  persisted. A converted row the frame cannot hold abandons that write too, and the batch takes the
+  checked way (leaving out the rows the write's completed tasks already reported).
 * **checked**: the plan's staged projection is persisted and the rows needing the per-record path are
   collected from it (the job that fills the cache). Those rows alone are converted per record under
   ``errors.*`` (tolerated failures go to the log / dead letter queue); the survivors become a small
@@ -76,6 +83,8 @@ class FrameBatches:
         #: (:class:`~connect_spark.runtime.conversion.batch_sample.BatchSampler`); ``None``: the plan samples with Spark
         self.sampler = sampler
         self.one_pass_next = True
+        #: the last batch had rows needing the per-record path: the next one expects some too
+        self.odd_rows_last = False
         #: counters for tests and diagnostics
         self.one_pass_batches = 0
         self.checked_batches = 0
@@ -102,21 +111,18 @@ class FrameBatches:
 
             sample = self._sample(ranges)
             output = self.plan.apply(raw, sample)
-            if self.in_write is not None:
-                frame = self.in_write.frame(output, frozenset(self._reported))
-                if single_job(frame):
-                    if self._written_in_one_pass(frame, put, ranges):
-                        return
-                    self._checked(raw, ranges, put, acknowledge)
-                    self._reported.clear()
+            odd = self.odd_rows_last or (sample is not None and self._falls_back_in(sample))
+            if odd and self.in_write is not None:
+                if self._written_in_one_pass(output, put, ranges, single_job):
                     return
-            if sample is not None and self._falls_back_in(sample):
+            elif odd:
                 self.one_pass_next = False
                 log.info("Rows of this batch's sample need the per-record path; the batch takes the checked way")
             else:
                 try:
                     put(output.guarded)
                     self.one_pass_batches += 1
+                    self.odd_rows_last = False
                     return
                 except Exception as e:
                     if NEEDS_RECORD_PATH not in str(e):
@@ -124,17 +130,23 @@ class FrameBatches:
                     log.info("A row of this batch needs the per-record path (%s); the one-pass write committed "
                              "nothing (Spark logs the abandoned task) and the batch is handed over again",
                              _needing_row(str(e), NEEDS_RECORD_PATH))
+                if self.in_write is not None and self._written_in_one_pass(output, put, ranges, single_job):
+                    return
         self._checked(raw, ranges, put, acknowledge)
         self._reported.clear()
 
-    def _written_in_one_pass(self, frame: "DataFrame", put: Put, ranges: Mapping[TopicPartition, tuple[int, int]]
-                             ) -> bool:
-        """``put`` the frame whose rows that fall back are converted inside the write; False when a row could
-        not be placed (the write committed nothing: the batch takes the checked way). What the executors
-        reported counts either way, and the rows they reported are not reported again by a later attempt."""
+    def _written_in_one_pass(self, output: Any, put: Put, ranges: Mapping[TopicPartition, tuple[int, int]],
+                             single_job: Callable[["DataFrame"], bool]) -> bool:
+        """``put`` the frame whose rows that fall back are converted inside the write; False when the sink
+        would read it twice, or a row could not be placed (the write committed nothing): the batch then takes
+        the checked way. What the executors reported counts either way, and the rows they reported are not
+        reported again by a later attempt."""
         from connect_spark.columnar.plan import NEEDS_RECORD_PATH
 
         assert self.in_write is not None
+        frame = self.in_write.frame(output, frozenset(self._reported))
+        if not single_job(frame):
+            return False
         try:
             put(frame)
         except Exception as e:
@@ -145,14 +157,16 @@ class FrameBatches:
             log.info("A row of this batch converted per record does not fit the others' types (%s); the write "
                      "committed nothing and the batch takes the checked way", _needing_row(str(e), NEEDS_RECORD_PATH))
             return False
-        self._take_report(ranges)
+        fallback = self._take_report(ranges)
         self._reported.clear()
         self.one_pass_batches += 1
+        self.odd_rows_last = fallback > 0
         return True
 
-    def _take_report(self, ranges: Mapping[TopicPartition, tuple[int, int]]) -> None:
-        """Count what the executors' conversions did (see :class:`InWriteReport`); a batch where more than
-        ``RELEARN_FALLBACK_SHARE`` of the rows fell back under reused shapes makes the next one learn again."""
+    def _take_report(self, ranges: Mapping[TopicPartition, tuple[int, int]]) -> int:
+        """Count what the executors' conversions did (see :class:`InWriteReport`) and return how many rows fell
+        back; a batch where more than ``RELEARN_FALLBACK_SHARE`` of the rows fell back under reused shapes makes
+        the next one learn again."""
         assert self.in_write is not None
         report = self.in_write.take_report()
         self.converter.errors.metrics.add(report.counters)
@@ -163,6 +177,7 @@ class FrameBatches:
             log.info("%d of %d records did not match the shapes learned from earlier batches; the next batch learns "
                      "them again", report.fallback, rows)
             self.plan.forget_samples()
+        return report.fallback
 
     def _falls_back_in(self, sample: "DataFrame") -> bool:
         """Whether rows of the batch's sample (a local frame: Spark answers on the driver) need the
@@ -187,7 +202,8 @@ class FrameBatches:
                 fallback = fallback.filter(_not_in(fallback, self._reported))
             self.checked_batches += 1
             self.fallback_rows += fallback.num_rows
-            self.one_pass_next = fallback.num_rows == 0
+            self.one_pass_next = fallback.num_rows == 0 or self.in_write is not None
+            self.odd_rows_last = fallback.num_rows > 0
             frame = output.good
             if fallback.num_rows:
                 converted = self.converter.convert(raw_records(fallback))

@@ -36,6 +36,7 @@ import atexit
 import json
 import logging
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -137,7 +138,9 @@ class InWriteConversion:
                                         returned.json(), self.reports, skip)
         # nondeterministic (it reports errors): Spark then evaluates it once per row, never again in a
         # filter pushed below it
-        convert = arrow_udf(conversion, returned, ArrowUDFType.SCALAR).asNondeterministic()
+        with warnings.catch_warnings():  # PySpark prefers type hints, which a callable object cannot give it
+            warnings.simplefilter("ignore", UserWarning)
+            convert = arrow_udf(conversion, returned, ArrowUDFType.SCALAR).asNondeterministic()
 
         def converted(raw: "Column") -> "Column":
             return convert(raw)
