@@ -48,7 +48,7 @@ def processor_for(setup: ProcessorSetup, read_committed: Callable[[], Mapping[To
     """The runner's processor: :class:`RemoteProcessor` on a Spark Connect session, else the task shape's."""
     if is_remote_session(setup.spark):
         return RemoteProcessor(setup, read_committed)
-    return choose_processor(setup)
+    return choose_processor(setup, read_committed)
 
 
 class RemoteProcessor(BatchProcessor):

@@ -160,7 +160,7 @@ class ConnectorRunner:
         log.info("%s: starting from %s (%s mode)", self.name, offsets_text(positions) or "(no partitions yet)",
                  self.execution_mode)
         positions = self._processor.open(positions)
-        self._stream = QueryGenerations(
+        self._stream = self._processor.query_generations(  # micro-batch or real-time
             self.spark, self.name, self.worker.checkpoint_location, client_config,
             self.config.topics or None, self.config.topics_regex,
             self.worker.max_offsets_per_trigger_for(self._processor.collects_batches), include_headers,
