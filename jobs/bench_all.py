@@ -1,7 +1,7 @@
 """Run the whole benchmark: connect_spark vs plain Spark vs Apache Kafka Connect, one command.
 
     .venv/bin/python jobs/bench_all.py                      # 2M records, 4 partitions, 1 warm-up + 3 rounds,
-                                                            # latency at 1k and 10k rec/s for a, b, d1, d2
+                                                            # latency at 1k and 10k rec/s for a, b, d1, d2 (r too: --latency-arms)
     .venv/bin/python jobs/bench_all.py --records 50000 --reps 1 --latency-rates ""   # a quick look
     .venv/bin/python jobs/bench_all.py --bootstrap 127.0.0.1:9092 --arms a,d1        # existing broker, some arms
 

@@ -172,15 +172,14 @@ def group_offset(client_kwargs: Mapping[str, Any], group_id: str, tp: TopicParti
     Called by a partition's task when an attempt receives its first record, to learn where the partition is
     committed: the batch before may have ended with ``pre_commit`` behind what it read.
     """
-    from kafka.structs import TopicPartition as KafkaTopicPartition
-
     from kafka.errors import KafkaError
+    from kafka.structs import TopicPartition as KafkaTopicPartition
 
     kafka_tp = KafkaTopicPartition(tp.topic, tp.partition)
     try:
         answer = _admin(client_kwargs).list_group_offsets({group_id: [kafka_tp]})
     except KafkaError as e:  # no group yet, or the coordinator is moving: the caller falls back
-        log.info("%s: cannot read the offset of %s in group %s (%r)", group_id, offsets_text({tp: "?"}), group_id, e)
+        log.info("Cannot read the offset of %s[%d] in group %s (%r)", tp.topic, tp.partition, group_id, e)
         return None
     committed = answer.get(group_id, {}).get(kafka_tp)
     if committed is None or committed.offset is None or committed.offset < 0:
