@@ -19,6 +19,7 @@ from pathlib import Path
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.validation import validate_configs
 from connect_spark.runtime.worker.standalone import StandaloneWorker
+from connect_spark.testing.arrow_recording import read_recorded_frames
 from connect_spark.testing.harness import committed_offsets, start_cli, worker_properties
 from connect_spark.testing.kafka import create_topic, produce, read_topic, topic_end_offsets
 from connect_spark.testing.recording import decode_value, read_recorded_records
@@ -119,6 +120,31 @@ def test_a_bad_record_goes_to_the_dead_letter_queue_and_its_offset_is_committed(
     headers = dict(letter.headers)
     assert headers["__connect.errors.topic"] == topic_name.encode()
     assert headers["__connect.errors.offset"] == b"2"
+
+
+def test_an_arrow_task_in_realtime_mode_gets_frames_of_the_records_as_they_arrive(
+        spark, bootstrap_servers, topic_name, work_dir):
+    create_topic(bootstrap_servers, topic_name, 1)
+    out = Path(work_dir) / "frames"
+    name = f"rt-arrow-{topic_name}"
+    worker = _realtime_worker(bootstrap_servers, work_dir)
+    connector = {"name": name, "connector.class": "connect_spark.testing.arrow_recording.RecordingArrowSinkConnector",
+                 "topics": topic_name, "recording.dir": str(out), **STRINGS}
+
+    def values():
+        return [row["value"] for frame in read_recorded_frames(out) for row in frame.to_pylist()] if out.exists() else []
+
+    produce(bootstrap_servers, topic_name, [(0, b"k", b"first", [], None)])
+    standalone, thread = _run_in_process(spark, worker, connector)
+    try:
+        wait_for(lambda: values() == ["first"], timeout=240, what="the first frame")
+        produce(bootstrap_servers, topic_name, [(0, b"k", f"v{i}".encode(), [], None) for i in range(9)])
+        wait_for(lambda: len(values()) >= 10, timeout=120, what="the frames of the records produced after the start")
+        wait_for(lambda: committed_offsets(worker, name) == {TopicPartition(topic_name, 0): 10}, timeout=60,
+                 what="the commit of every record")
+    finally:
+        _stop(standalone, thread)
+    assert values() == ["first"] + [f"v{i}" for i in range(9)]
 
 
 PARTITIONS = 2
