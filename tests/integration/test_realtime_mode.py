@@ -147,6 +147,44 @@ def test_an_arrow_task_in_realtime_mode_gets_frames_of_the_records_as_they_arriv
     assert values() == ["first"] + [f"v{i}" for i in range(9)]
 
 
+def test_the_jdbc_sink_in_realtime_mode_writes_every_row_once_and_commits_them(
+        spark, bootstrap_servers, topic_name, work_dir, postgres):
+    import json
+
+    import psycopg
+
+    create_topic(bootstrap_servers, topic_name, 2)
+    name = f"rt_jdbc_{topic_name.replace('-', '_')}"[:60]
+    schema = {"type": "struct", "optional": False, "fields": [{"field": "id", "type": "int64", "optional": False},
+                                                             {"field": "name", "type": "string", "optional": True}]}
+
+    def records(ids):
+        return [(i % 2, None, json.dumps({"schema": schema, "payload": {"id": i, "name": f"n{i}"}}).encode(), [], None)
+                for i in ids]
+
+    def rows():
+        with psycopg.connect(postgres.conninfo(), autocommit=True) as conn:
+            exists = conn.execute("SELECT to_regclass(%s)", (f'"{name}"',)).fetchone()[0]
+            return conn.execute(f'SELECT id, name FROM "{name}" ORDER BY id').fetchall() if exists else []
+
+    worker = _realtime_worker(bootstrap_servers, work_dir, key_converter="org.apache.kafka.connect.json.JsonConverter",
+                              value_converter="org.apache.kafka.connect.json.JsonConverter")
+    connector = {"name": name, "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector", "topics": topic_name,
+                 "tasks.max": "2", "connection.url": postgres.jdbc_url(), "table.name.format": name,
+                 "auto.create": "true"}
+    produce(bootstrap_servers, topic_name, records(range(10)))
+    standalone, thread = _run_in_process(spark, worker, connector)
+    try:
+        wait_for(lambda: len(rows()) >= 10, timeout=240, what="the rows produced before the start")
+        produce(bootstrap_servers, topic_name, records(range(10, 40)))
+        wait_for(lambda: len(rows()) >= 40, timeout=120, what="the rows produced after the start")
+        end = topic_end_offsets(bootstrap_servers, topic_name)
+        wait_for(lambda: committed_offsets(worker, name) == end, timeout=60, what="the commits of every row")
+    finally:
+        _stop(standalone, thread)
+    assert rows() == [(i, f"n{i}") for i in range(40)]
+
+
 PARTITIONS = 2
 TOTAL = 6_000
 CHUNK = 150
