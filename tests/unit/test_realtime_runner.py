@@ -26,14 +26,15 @@ WORKER = {"bootstrap.servers": "127.0.0.1:1",
           "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
 
 
-def _setup(tmp_path, tasks=2, **worker_extra):
+def _setup(tmp_path, tasks=2, observed=None, **worker_extra):
     connector = ConnectorConfig({"name": "rt", "connector.class": "RecordingSink", "topics": "t",
                                  "recording.dir": str(tmp_path), "task.execution.mode": "realtime"})
     worker = WorkerConfig({**WORKER, **worker_extra})
     configs = [{k: str(v) for k, v in {**connector.resolved, "task.id": str(i)}.items()} for i in range(tasks)]
     return ProcessorSetup(spark=None, connector=connector, worker=worker, task_class=RecordingSinkTask,  # type: ignore[arg-type]
                           task_configs=configs, client_config={}, include_headers=False,
-                          commit=lambda offsets: None, wait=lambda seconds: True, clock=time.monotonic)
+                          commit=lambda offsets: None, wait=lambda seconds: True, clock=time.monotonic,
+                          observed=observed or (lambda offsets: None))
 
 
 def test_realtime_mode_chooses_the_realtime_processor_whose_query_is_a_realtime_one(tmp_path):
@@ -96,3 +97,14 @@ def test_a_session_for_realtime_connectors_gets_a_small_python_buffer_unless_the
     assert realtime_session_conf(worker, [micro, realtime])["spark.buffer.size"] == "1024"
     own = WorkerConfig({**WORKER, "spark.buffer.size": "4096"})
     assert realtime_session_conf(own, [realtime])["spark.buffer.size"] == "4096"
+
+
+def test_idle_ticks_hand_the_executors_commits_to_the_runner_when_they_change(tmp_path):
+    store = {TopicPartition("t", 0): 5}
+    seen = []
+    processor = choose_processor(_setup(tmp_path, observed=seen.append), read_committed=lambda: dict(store))
+    processor.idle()
+    processor.idle()
+    store[TopicPartition("t", 1)] = 3
+    processor.idle()
+    assert seen == [{TopicPartition("t", 0): 5}, {TopicPartition("t", 1): 3}]

@@ -15,8 +15,8 @@ task shape                          execution mode     processor
 =================================  =================  ==============================================
 
 A ``DataFrameSinkTask`` always runs on the driver (its ``put_dataframe`` hands work to Spark, which
-runs it on the executors); the pair with ``executor`` is allowed and logged; with ``realtime`` it is refused at validation
-(:mod:`connect_spark.streaming.realtime_requirements`). Every other pair works.
+runs it on the executors); the pair with ``executor`` is allowed and logged; with ``realtime`` it is
+refused at validation (:mod:`connect_spark.streaming.realtime_requirements`). Every other pair works.
 
 Threads: the runner calls :meth:`BatchProcessor.process` from Spark's streaming thread and
 :meth:`BatchProcessor.idle` from the supervisor thread, never both at once (the runner's lock), and
@@ -61,6 +61,8 @@ class ProcessorSetup:
         clock: monotonic seconds.
         batch_ranges: per batch id of the running query, the first and next offset per topic-partition
             the batch read, from the query's offset log (``None`` when it cannot say).
+        observed: takes offsets committed without ``commit`` (the real-time mode's executors commit
+            themselves) into the runner's view of the store (lag metrics, stall detection, freshness).
     """
 
     spark: "SparkSession"
@@ -74,6 +76,7 @@ class ProcessorSetup:
     wait: Wait
     clock: Callable[[], float]
     batch_ranges: Callable[[int], "dict[TopicPartition, tuple[int, int]] | None"] = lambda batch_id: None
+    observed: Callable[[Mapping[TopicPartition, int]], None] = lambda offsets: None
 
 
 class BatchProcessor(abc.ABC):

@@ -11,7 +11,9 @@ mode. The tasks live in the executors' Python workers, one per Kafka partition
    :meth:`query_generations`) a :class:`~connect_spark.runtime.realtime.writer.RealtimeWriter` for each
    generation (:meth:`batch_function`, the same hook a Spark Connect processor uses for its ``foreachBatch``
    function), carrying the validated configurations and where the generation starts;
-3. after a pause, starts the next generation at the offsets the tasks committed (the offset store).
+3. on the runner's idle ticks (every second or so: no ``foreachBatch`` ever comes), reads what the tasks
+   committed from the offset store and hands what changed to the runner's view (lag metrics, stall detection);
+4. after a pause, starts the next generation at the offsets the tasks committed (the offset store).
 
 Spark never calls ``foreachBatch`` in this mode, so :meth:`process` is never called; a failed partition task fails
 the query, which the runner reports as the connector's failure.
@@ -54,6 +56,7 @@ class RealtimeProcessor(BatchProcessor):
         self.run_id = uuid.uuid4().hex
         self.assignment = TaskAssignment(setup.connector.name, len(setup.task_configs))
         self.positions: dict[TopicPartition, int] = {}
+        self.seen_committed: dict[TopicPartition, int] = {}
 
     def query_generations(self, *args: Any, **kwargs: Any) -> Any:
         """The runner's query: a real-time one (same arguments as :class:`~connect_spark.streaming.query.QueryGenerations`)."""
@@ -98,7 +101,18 @@ class RealtimeProcessor(BatchProcessor):
         raise ConnectException(f"{self.setup.connector.name}: a real-time connector got a micro-batch")
 
     def idle(self) -> None:
-        """Nothing to do between batches: the executors commit as records arrive."""
+        """Called by the runner's supervisor about every second: the executors' commits into the runner's view."""
+        if self.read_committed is None:
+            return
+        try:
+            committed = dict(self.read_committed())
+        except Exception as e:  # only the metrics are late; the next tick tries again
+            log.debug("%s: cannot read the committed offsets: %r", self.setup.connector.name, e)
+            return
+        changed = {tp: off for tp, off in committed.items() if self.seen_committed.get(tp) != off}
+        if changed:
+            self.seen_committed.update(changed)
+            self.setup.observed(changed)
 
     def resume_positions(self) -> dict[TopicPartition, int]:
         """After a pause: where the tasks committed, else where the last generation started."""
