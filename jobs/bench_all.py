@@ -1,7 +1,7 @@
 """Run the whole benchmark: connect_spark vs plain Spark vs Apache Kafka Connect, one command.
 
     .venv/bin/python jobs/bench_all.py                      # 2M records, 4 partitions, 1 warm-up + 3 rounds,
-                                                            # latency at 1k and 10k rec/s for a, b, d1, d2
+                                                            # latency at 1k and 10k rec/s for a, b, d1, d2 (r too: --latency-arms)
     .venv/bin/python jobs/bench_all.py --records 50000 --reps 1 --latency-rates ""   # a quick look
     .venv/bin/python jobs/bench_all.py --bootstrap 127.0.0.1:9092 --arms a,d1        # existing broker, some arms
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--warmup", type=int, default=1, help="discarded runs per arm (default 1)")
     parser.add_argument("--reps", type=int, default=3, help="measured rounds, arms interleaved (default 3)")
-    parser.add_argument("--arms", type=_names, default=(), help="comma-separated subset of s,a,b,b1,c,d1,d2,a0,b0,b2")
+    parser.add_argument("--arms", type=_names, default=(), help="comma-separated subset of s,a,b,b1,c,d1,d2,r,a0,b0,b2")
     parser.add_argument("--latency-rates", type=_ints, default=(1_000, 10_000), help='records/s, "" for none')
     parser.add_argument("--latency-seconds", type=float, default=30.0)
     parser.add_argument("--latency-arms", type=_names, default=("a", "b", "d1", "d2"))

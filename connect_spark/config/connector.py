@@ -125,7 +125,8 @@ CONNECTOR_CONFIG_DEF = (
     .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, None, Importance.MEDIUM,
             "Add __connect.errors.* headers describing the failure to dead letter queue records.", _ERRORS)
     .define("task.execution.mode", Type.STRING, None, EXECUTION_MODE_VALIDATOR, Importance.LOW,
-            "Where this connector's SinkTask.put runs: executor or driver. Not set: the worker's.", _SPARK)
+            "Where this connector's SinkTask.put runs: executor, driver or realtime (see the worker's key). Not set: "
+            "the worker's.", _SPARK)
     .define_all(CONNECTOR_SELF_HEALING_DEF)
 )
 """The keys every sink connector has. ``consumer.override.*``, ``producer.override.*``, ``admin.override.*``,
@@ -357,7 +358,7 @@ class ConnectorConfig(AbstractConfig):
         return self._values["task.execution.mode"]
 
     def execution_mode(self, worker: "WorkerConfig") -> str:
-        """``executor`` or ``driver``: this connector's override, else the worker's setting."""
+        """``executor``, ``driver`` or ``realtime``: this connector's override, else the worker's setting."""
         return self.task_execution_mode or worker.task_execution_mode
 
     # --- errors ------------------------------------------------------------------------------------

@@ -13,7 +13,10 @@ connector, the key, the value (secrets masked) and what is allowed. In order:
 5. resolve every plugin (``connector.class``, the converters, each transform and predicate) through
    ``connect_spark.plugins``, and validate each plugin's own ``config()`` against its keys (missing
    required keys, bad regular expressions, bad ``Cast`` specs, ...; messages name the full key), and
-   report ``transforms.<alias>.*`` / ``predicates.<alias>.*`` keys whose alias is not listed.
+   report ``transforms.<alias>.*`` / ``predicates.<alias>.*`` keys whose alias is not listed;
+6. for a connector in ``task.execution.mode=realtime``, what real-time mode refuses
+   (:func:`connect_spark.streaming.realtime_requirements.realtime_refusals`: a bulk DataFrame task, a Spark
+   older than 4.2, ``trigger=available-now``, offsets in a file), reported against ``task.execution.mode``.
 
 Nothing here imports pyspark; plugin modules are imported (step 5), and their constructors must be cheap.
 """
@@ -102,6 +105,8 @@ def validate_configs(
             found += client_override_issues(resolved, worker.connector_client_config_override_policy)
         if check_plugins:
             found += _connector_plugin_issues(resolved)
+            if worker is not None and connector is not None and connector.execution_mode(worker) == "realtime":
+                found += _realtime_issues(resolved, connector, worker)
         issues += _located(where, found, ConnectorConfig.CONFIG_DEF)
         connectors.append(connector)
 
@@ -214,6 +219,27 @@ def _spark_support_issues(connector: Any, key: str, class_name: str) -> list[Con
     if reason is None:
         return []
     return [ConfigIssue(key, class_name, str(ConfigException(reason, key, class_name)))]
+
+
+def _realtime_issues(props: Mapping[str, Any], connector: ConnectorConfig, worker: WorkerConfig) -> list[ConfigIssue]:
+    """Step 6: what ``task.execution.mode=realtime`` refuses for this connector (its task class, the running
+    Spark, the worker's trigger and offset store); the task slots are checked when it starts."""
+    from connect_spark.jvm.spark_versions import UnsupportedSparkVersion, running_versions
+    from connect_spark.streaming.realtime_requirements import MODE_KEY, REALTIME, realtime_refusals
+
+    try:
+        task_class = plugins.instantiate("connector", props.get("connector.class"), key="connector.class").task_class()
+        spark_version = running_versions().spark
+    except (ConfigException, UnsupportedSparkVersion):
+        return []  # reported by step 5
+    except Exception as e:  # a connector whose task_class() fails before start: its start will say more
+        log.warning("%s: cannot tell its task class before it starts (%r); real-time refusals are checked at start",
+                    connector.name, e)
+        return []
+    refusals = realtime_refusals(connector.name, task_class, spark_version,
+                                 available_now=worker.trigger == "available-now",
+                                 offsets_file=worker.offset_storage_file_filename)
+    return [ConfigIssue(MODE_KEY, REALTIME, refusal) for refusal in refusals]
 
 
 def _full_key_named(message: str, key: str, prefix: str) -> str:

@@ -45,6 +45,7 @@ __all__ = [
     "parse_trigger",
     "TRIGGER_VALIDATOR",
     "EXECUTION_MODE_VALIDATOR",
+    "REALTIME_OFFSET_FLUSH_INTERVAL_MS",
     "PASS_THROUGH_PREFIXES",
     "OVERRIDE_POLICIES",
 ]
@@ -90,7 +91,11 @@ def _check_trigger(name: str, value: Any) -> None:
 
 
 TRIGGER_VALIDATOR = LambdaValidator.with_(_check_trigger, "available-now, or an interval: 500ms, 10s, 1m, 2h")
-EXECUTION_MODE_VALIDATOR = ValidString.in_("driver", "executor")
+EXECUTION_MODE_VALIDATOR = ValidString.in_("driver", "executor", "realtime")
+#: ``offset.flush.interval.ms`` of connectors in ``task.execution.mode=realtime`` when the worker does not set the
+#: key: their tasks commit from the executors as records arrive, so the tick is short (measured in
+#: docs/performance.md, "Real-time mode").
+REALTIME_OFFSET_FLUSH_INTERVAL_MS = 200
 
 #: ``max.offsets.per.trigger`` when it is not set and every record of a batch is collected to the driver
 #: (record and Arrow tasks in driver mode, DataFrame tasks without a vectorized plan): a backlog must not
@@ -246,7 +251,8 @@ WORKER_CONFIG_DEF = (
             "File for offsets of a standalone worker that should not use Kafka topics for its own state. "
             "Empty: use offset.storage.topic.", _STORAGE)
     .define("offset.flush.interval.ms", Type.LONG, 60000, Range.at_least(0), Importance.LOW,
-            "How often the sink tasks commit offsets (the preCommit/flush tick), in milliseconds.", _STORAGE)
+            "How often the sink tasks commit offsets (the preCommit/flush tick), in milliseconds. Not set: 60000, "
+            f"and {REALTIME_OFFSET_FLUSH_INTERVAL_MS} for connectors in task.execution.mode=realtime.", _STORAGE)
     .define("offset.flush.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW,
             "How long an offset commit may take before it is abandoned and retried at the next tick, "
             "in milliseconds.", _STORAGE)
@@ -292,8 +298,11 @@ WORKER_CONFIG_DEF = (
             "How often a micro-batch starts: an interval (500ms, 10s, 1m, 2h; a bare number is milliseconds), or "
             "available-now to process what is in the topics and stop.", _SPARK)
     .define("task.execution.mode", Type.STRING, "executor", EXECUTION_MODE_VALIDATOR, Importance.MEDIUM,
-            "Where SinkTask.put runs: executor (in the Spark executors) or driver (in the driver process, for sinks "
-            "that must run in one place). Connectors may override it.", _SPARK)
+            "Where SinkTask.put runs: executor (in the Spark executors, per micro-batch), driver (in the driver "
+            "process, for sinks that must run in one place) or realtime (record and Arrow tasks in the executors "
+            "in Spark 4.2's real-time mode: records are put as they arrive and offsets committed from the "
+            "executors every offset.flush.interval.ms; needs Spark 4.2, a task slot per Kafka partition and the "
+            "Kafka offset store). Connectors may override it.", _SPARK)
     .define("max.offsets.per.trigger", Type.LONG, None, Range.at_least(1), Importance.LOW,
             "Upper bound on the records read per micro-batch across all partitions (Spark's maxOffsetsPerTrigger). "
             f"Not set: {DRIVER_MAX_OFFSETS_PER_TRIGGER} when every record of a batch is collected to the driver "
@@ -448,6 +457,14 @@ class WorkerConfig(AbstractConfig):
         return self._values["offset.flush.interval.ms"]
 
     @property
+    def realtime_offset_flush_interval_ms(self) -> int:
+        """The commit tick of connectors in ``task.execution.mode=realtime``: the key when set, else
+        :data:`REALTIME_OFFSET_FLUSH_INTERVAL_MS`."""
+        if "offset.flush.interval.ms" in self._resolved:
+            return self._values["offset.flush.interval.ms"]
+        return REALTIME_OFFSET_FLUSH_INTERVAL_MS
+
+    @property
     def offset_flush_timeout_ms(self) -> int:
         return self._values["offset.flush.timeout.ms"]
 
@@ -524,7 +541,7 @@ class WorkerConfig(AbstractConfig):
 
     @property
     def task_execution_mode(self) -> str:
-        """``executor`` or ``driver``."""
+        """``executor``, ``driver`` or ``realtime``."""
         return self._values["task.execution.mode"]
 
     @property

@@ -94,8 +94,10 @@ class CompactedTopicLog:
                 "allow_auto_create_topics": False,
                 "partitioner": DefaultPartitioner(),
             }))
+            # read_committed: real-time tasks commit offsets in Kafka transactions (connect_spark.runtime.realtime.
+            # commits); the records of an aborted or fenced one are never applied.
             self.reader = TopicTailReader(self.topic, self.on_record, accepted_kwargs(KafkaConsumer, {
-                **common, "client_id": f"{client_id}-reader"}))
+                **common, "client_id": f"{client_id}-reader", "isolation_level": "read_committed"}))
             self.reader.start()
             return self.reader.read_to_end(self.timeout_s)
         except BaseException:

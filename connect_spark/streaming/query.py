@@ -71,11 +71,7 @@ class QueryGenerations:
     def start(self, positions: Mapping[TopicPartition, int],
               on_batch: Callable[["DataFrame", int], None]) -> "StreamingQuery":
         """Start a new generation reading from ``positions``; Spark calls ``on_batch`` per micro-batch."""
-        self.generation += 1
-        checkpoint = self.root / f"gen-{int(time.time() * 1000)}-{self.generation}"
-        if self.root.exists():
-            for old in self.root.iterdir():
-                shutil.rmtree(old, ignore_errors=True)
+        checkpoint = self.next_checkpoint()
         options = kafka_source_options(self.client_config, self.topics, self.topics_regex, positions,
                                        self.max_offsets_per_trigger, include_headers=self.include_headers)
         stream = raw_columns(read_kafka_stream(self.spark, options))
@@ -92,6 +88,15 @@ class QueryGenerations:
         self.query = writer.start()
         log.info("%s: query generation %d started (checkpoint %s)", self.connector_name, self.generation, checkpoint)
         return self.query
+
+    def next_checkpoint(self) -> Path:
+        """The folder of the next generation's checkpoint; older generations' folders are deleted."""
+        self.generation += 1
+        checkpoint = self.root / f"gen-{int(time.time() * 1000)}-{self.generation}"
+        if self.root.exists():
+            for old in self.root.iterdir():
+                shutil.rmtree(old, ignore_errors=True)
+        return checkpoint
 
     def batch_ranges(self, batch_id: int) -> dict[TopicPartition, tuple[int, int]] | None:
         """First and next offset per topic-partition of the running generation's batch ``batch_id``, from

@@ -1,15 +1,15 @@
-"""What Spark's real-time mode cannot run, said before a session exists: the refusals of a real-time record runner.
+"""What Spark's real-time mode cannot run, said before a session exists: the refusals of ``task.execution.mode=realtime``.
 
 Spark 4.2's real-time mode (``writeStream.trigger(realTime=...)``) admits Spark's Kafka source, projections and
 filters, and the ``foreach`` sink, where a Python ``ForeachWriter`` receives rows as they arrive; it refuses
 ``foreachBatch`` and Python operators such as ``mapInArrow``, and it runs one task per Kafka partition for the
-whole of each long batch. Measured in ``docs/performance.md`` ("Real-time mode (Spark 4.2)"), with the design
-of a record runner on it.
+whole of each long batch. Measured in ``docs/performance.md`` ("Real-time mode (Spark 4.2)").
 
-connect_spark runs its tasks in micro-batches (``task.execution.mode`` ``executor`` or ``driver``); real-time
-mode is not one of its modes yet. :func:`realtime_refusals` holds the three conditions such a mode refuses
-at validation, each message naming the key, the value and what is allowed, so the runner that adds the mode
-checks them before any SparkSession exists:
+:func:`realtime_refusals` holds the conditions ``task.execution.mode=realtime`` refuses, each message naming the
+key, the value and what is allowed. :func:`connect_spark.config.validation.validate_configs` calls it for every
+connector in that mode before any SparkSession exists (without the partition count, which needs the cluster);
+the real-time processor (:mod:`connect_spark.runtime.realtime.processor`) calls it again at start with the
+session's task slots and the topics' partitions:
 
 * a bulk DataFrame task (:class:`~connect_spark.api.bulk.DataFrameSinkTask`: Delta, Iceberg): its batch is a
   DataFrame, which needs ``foreachBatch``, refused by Spark in real-time queries (an
@@ -17,7 +17,10 @@ checks them before any SparkSession exists:
   rows a ``ForeachWriter`` receives, so it is not refused);
 * a Spark older than 4.2: no real-time trigger in PySpark;
 * fewer task slots than the topics' partitions: Spark does not refuse it, but a partition whose task finds
-  no slot is not read while the batch runs.
+  no slot is not read while the batch runs;
+* ``trigger=available-now``: a real-time query runs until stopped;
+* offsets in a file (``offset.storage.file.filename``): the executors commit, and only a Kafka topic can
+  take their commits (fenced per partition, see :mod:`connect_spark.runtime.realtime.commits`).
 
 :func:`task_slots` reads how many tasks a session can run at once from its ``spark.*`` settings. Pure logic: no
 pyspark import, unit-tested without a JVM.
@@ -51,7 +54,8 @@ def _release(version: str) -> tuple[int, int]:
 
 
 def realtime_refusals(connector: str, task_class: type, spark_version: str, task_slots: int | None = None,
-                      partitions: int | None = None) -> list[str]:
+                      partitions: int | None = None, *, available_now: bool = False,
+                      offsets_file: str | None = None) -> list[str]:
     """Every reason ``connector``'s tasks cannot run in real-time mode; empty when none applies.
 
     Args:
@@ -60,6 +64,8 @@ def realtime_refusals(connector: str, task_class: type, spark_version: str, task
         spark_version: the running pyspark's version (``connect_spark.jvm.spark_versions.running_versions``).
         task_slots: how many tasks the session runs at once (:func:`task_slots`); ``None``: not known, not checked.
         partitions: how many Kafka partitions the connector's topics have; ``None``: not known, not checked.
+        available_now: the worker's ``trigger`` is ``available-now``.
+        offsets_file: the worker's ``offset.storage.file.filename`` when set.
     """
     refusals = []
     setting = f"{MODE_KEY}={REALTIME}"
@@ -78,6 +84,16 @@ def realtime_refusals(connector: str, task_class: type, spark_version: str, task
             f"{setting}: connector {connector} reads {partitions} Kafka partitions, each by a task that runs for the "
             f"whole batch, but the session runs {task_slots} tasks at once: give it at least {partitions} task slots "
             f"(spark.master, spark.executor.instances x spark.executor.cores), or use {_MICRO_BATCH_MODES}.")
+    if available_now:
+        refusals.append(
+            f"{setting}: connector {connector} cannot run with trigger=available-now: a real-time query reads until "
+            f"it is stopped. Set trigger to an interval (the length of a real-time batch, e.g. 1s), or use "
+            f"{_MICRO_BATCH_MODES}.")
+    if offsets_file:
+        refusals.append(
+            f"{setting}: connector {connector} commits offsets from the Spark executors, which needs the Kafka offset "
+            f"store; offset.storage.file.filename={offsets_file} keeps them in a file of the driver. Unset it (the "
+            f"offsets go to offset.storage.topic), or use {_MICRO_BATCH_MODES}.")
     return refusals
 
 

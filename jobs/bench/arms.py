@@ -12,6 +12,9 @@ topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resol
 * c — connect_spark with a per-record Python task (:mod:`jobs.bench.per_record_sink`), StringConverter;
 * d1 — Apache Kafka Connect's standalone worker with ``FileStreamSinkConnector`` and StringConverter;
 * d2 — connect_spark's FileStreamSink-compatible connector, same configuration as d1;
+* r — d2 in ``task.execution.mode=realtime`` (Spark 4.2's real-time mode, 1 s batches, commits from the executors
+  every 200 ms, a task slot per partition); it streams even for a drain (real-time mode has no AvailableNow), and
+  the runner stops it once drained;
 * b1 — b on a topic where 1 % of the records need the per-record conversion path (``amount`` written
   as an integer where the others have a fraction: valid, but not provably exact for the vectorized plan);
 * b2 — b0 (defaults, cold) on a topic where 1 % of the records are odd, with a dead letter queue: half
@@ -41,7 +44,7 @@ from jobs.bench import health
 from jobs.bench.watchers import CommitWatcher, ConsumerGroupWatcher, SparkCheckpointWatcher
 
 __all__ = ["BenchSettings", "RunSpec", "Launched", "Arm", "PlainSparkArm", "ConnectSparkArm", "KafkaConnectArm",
-           "CeilingArm", "default_arms", "REPO_ROOT"]
+           "CeilingArm", "RealtimeArm", "default_arms", "REPO_ROOT"]
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +261,39 @@ class ConnectSparkArm(Arm):
         return Launched(process, watcher, lambda ids: self._check(spec, ids), log_file)
 
 
+class RealtimeArm(ConnectSparkArm):
+    """Arm r: connect_spark's FileStreamSink in ``task.execution.mode=realtime`` (see the module docstring)."""
+
+    exits_when_drained = False
+
+    def __init__(self) -> None:
+        super().__init__("r", "connect_spark FileStreamSink (realtime mode)", "FileStreamSink",
+                         lambda spec: {"file": str(spec.work / "out" / "sink.txt")},
+                         lambda spec, ids: health.lines_health(spec.work / "out", ids), _STRING_CONVERTERS)
+
+    def unavailable_reason(self) -> str | None:
+        from connect_spark.jvm.spark_versions import running_versions
+        from connect_spark.streaming.realtime_requirements import MINIMUM_SPARK
+
+        version = running_versions().spark
+        if tuple(int(p) for p in version.split(".")[:2]) < MINIMUM_SPARK:
+            return f"real-time mode needs Spark 4.2 or newer (pyspark {version})"
+        return super().unavailable_reason()
+
+    def worker(self, settings: BenchSettings, spec: RunSpec) -> dict[str, str]:
+        worker = super().worker(settings, spec)
+        worker["task.execution.mode"] = "realtime"
+        worker["trigger"] = "1s"  # the length of a real-time batch
+        for key in ("offset.flush.interval.ms", "max.offsets.per.trigger"):  # real-time defaults; no batch bound
+            worker.pop(key, None)
+        worker["spark.master"] = f"local[{max(2, settings.partitions)}]"  # a task slot per partition
+        return worker
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        streaming = RunSpec(spec.topic, spec.run_id, spec.work, available_now=False)
+        return super().launch(settings, streaming)
+
+
 class KafkaConnectArm(Arm):
     """Apache Kafka Connect's own standalone worker (``ConnectStandalone``) from the ``kafka-connect`` jars."""
 
@@ -366,6 +402,7 @@ def default_arms() -> list[Arm]:
             lambda spec, ids: health.lines_health(spec.work / "out", ids),
             _STRING_CONVERTERS,
         ),
+        RealtimeArm(),
         PlainSparkArm(defaults=True),
         _delta_arm("b0", "connect_spark DeltaSink with its defaults (cold, wall time)", defaults=True),
         _delta_dlq_arm(),

@@ -11,10 +11,12 @@ task shape                          execution mode     processor
 ``ArrowSinkTask``                   executor           :class:`~connect_spark.runtime.processors.executor_tasks.ExecutorTasks`
 ``ArrowSinkTask``                   driver             :class:`.driver_arrow.DriverArrowProcessor`
 ``DataFrameSinkTask``               either             :class:`~connect_spark.runtime.processors.driver_dataframes.DataFrameProcessor`
+``SinkTask`` / ``ArrowSinkTask``    realtime           :class:`~connect_spark.runtime.realtime.processor.RealtimeProcessor`
 =================================  =================  ==============================================
 
 A ``DataFrameSinkTask`` always runs on the driver (its ``put_dataframe`` hands work to Spark, which
-runs it on the executors); the pair with ``executor`` is allowed and logged. Every pair works.
+runs it on the executors); the pair with ``executor`` is allowed and logged; with ``realtime`` it is
+refused at validation (:mod:`connect_spark.streaming.realtime_requirements`). Every other pair works.
 
 Threads: the runner calls :meth:`BatchProcessor.process` from Spark's streaming thread and
 :meth:`BatchProcessor.idle` from the supervisor thread, never both at once (the runner's lock), and
@@ -59,6 +61,8 @@ class ProcessorSetup:
         clock: monotonic seconds.
         batch_ranges: per batch id of the running query, the first and next offset per topic-partition
             the batch read, from the query's offset log (``None`` when it cannot say).
+        observed: takes offsets committed without ``commit`` (the real-time mode's executors commit
+            themselves) into the runner's view of the store (lag metrics, stall detection, freshness).
     """
 
     spark: "SparkSession"
@@ -72,6 +76,7 @@ class ProcessorSetup:
     wait: Wait
     clock: Callable[[], float]
     batch_ranges: Callable[[int], "dict[TopicPartition, tuple[int, int]] | None"] = lambda batch_id: None
+    observed: Callable[[Mapping[TopicPartition, int]], None] = lambda offsets: None
 
 
 class BatchProcessor(abc.ABC):
@@ -128,6 +133,13 @@ class BatchProcessor(abc.ABC):
     def close(self) -> None:
         """Called by the runner's ``stop`` under its lock: final commits, ``close``, ``stop``, plugins closed."""
 
+    def query_generations(self, *args: Any, **kwargs: Any) -> Any:
+        """Called by the runner once at start: the connector's query (arguments of
+        :class:`~connect_spark.streaming.query.QueryGenerations`). Default: micro-batches through ``foreachBatch``."""
+        from connect_spark.streaming.query import QueryGenerations
+
+        return QueryGenerations(*args, **kwargs)
+
     def resident_tasks(self) -> list[Any]:
         """The task instances living on the driver for the processor's life (the dead letter replay talks to
         them); none for tasks that live on the executors. Default: none."""
@@ -138,10 +150,16 @@ class BatchProcessor(abc.ABC):
         """Called from REST threads: per task (or ``all``), Kafka Connect's sink-task metric values."""
 
 
-def choose_processor(setup: ProcessorSetup) -> BatchProcessor:
-    """The processor for the connector's task shape and execution mode (see the module docstring)."""
+def choose_processor(setup: ProcessorSetup,
+                     read_committed: Callable[[], Mapping[TopicPartition, int]] | None = None) -> BatchProcessor:
+    """The processor for the connector's task shape and execution mode (see the module docstring);
+    ``read_committed`` reads the connector's committed offsets (the real-time processor resumes from them)."""
     mode = setup.connector.execution_mode(setup.worker)
     task_class = setup.task_class
+    if mode == "realtime":
+        from connect_spark.runtime.realtime.processor import RealtimeProcessor
+
+        return RealtimeProcessor(setup, read_committed)
     if issubclass(task_class, DataFrameSinkTask):
         from connect_spark.runtime.processors.driver_dataframes import DataFrameProcessor
 

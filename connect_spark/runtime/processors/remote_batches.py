@@ -47,8 +47,12 @@ log = logging.getLogger(__name__)
 def processor_for(setup: ProcessorSetup, read_committed: Callable[[], Mapping[TopicPartition, int]]) -> BatchProcessor:
     """The runner's processor: :class:`RemoteProcessor` on a Spark Connect session, else the task shape's."""
     if is_remote_session(setup.spark):
+        if setup.connector.execution_mode(setup.worker) == "realtime":
+            raise ConnectException(f"task.execution.mode=realtime: connector {setup.connector.name} cannot run on a "
+                                   "Spark Connect session (its tasks run in a ForeachWriter of a classic session); "
+                                   "allowed there: executor or driver")
         return RemoteProcessor(setup, read_committed)
-    return choose_processor(setup)
+    return choose_processor(setup, read_committed)
 
 
 class RemoteProcessor(BatchProcessor):

@@ -145,8 +145,8 @@ class ConnectorRunner:
         client_config = self._client_config()
         self._processor = processor_for(ProcessorSetup(
             spark=self.spark, connector=self.config, worker=self.worker, task_class=task_class,
-            task_configs=[dict(c) for c in self.task_configs], client_config=client_config,
-            include_headers=include_headers, commit=self._commit, wait=self._wait, clock=self._clock,
+            task_configs=[dict(c) for c in self.task_configs], client_config=client_config, wait=self._wait,
+            include_headers=include_headers, commit=self._commit, clock=self._clock, observed=self._offsets_written,
             batch_ranges=lambda batch_id: self._stream.batch_ranges(batch_id) if self._stream else None,
         ), read_committed=lambda: self.offset_store.read(self.name))
         self.execution_mode = self._processor.execution_mode
@@ -160,7 +160,7 @@ class ConnectorRunner:
         log.info("%s: starting from %s (%s mode)", self.name, offsets_text(positions) or "(no partitions yet)",
                  self.execution_mode)
         positions = self._processor.open(positions)
-        self._stream = QueryGenerations(
+        self._stream = self._processor.query_generations(  # micro-batch or real-time
             self.spark, self.name, self.worker.checkpoint_location, client_config,
             self.config.topics or None, self.config.topics_regex,
             self.worker.max_offsets_per_trigger_for(self._processor.collects_batches), include_headers,

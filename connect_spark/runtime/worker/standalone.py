@@ -84,6 +84,7 @@ class StandaloneWorker:
     def run(self) -> int:
         """Start every connector and supervise them; returns the process exit code."""
         from connect_spark.spark_session import artifact_sets_for, get_or_create_session
+        from connect_spark.streaming.realtime_query import realtime_session_conf
 
         # The offset store first: a cluster that refuses the credentials fails before Spark starts.
         self._offset_store = build_offset_store(self.worker)
@@ -91,7 +92,7 @@ class StandaloneWorker:
         active: list[ConnectorRunner] = []
         try:
             spark = get_or_create_session(
-                self._spark, app_name="connect-spark", conf=self.worker.spark_conf(),
+                self._spark, app_name="connect-spark", conf=realtime_session_conf(self.worker, self.connectors),
                 optional_sets=artifact_sets_for(c.connector_class for c in self.connectors),
                 keep_interrupt_handler=True)  # Ctrl-C stays the caller's (the CLI's: a graceful stop)
             for config in self.connectors:

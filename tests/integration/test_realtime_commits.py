@@ -1,0 +1,76 @@
+"""Real-time mode's commits from the executor, against a real broker (no Spark): one transaction per commit to
+connect-offsets and the consumer group, a newer attempt fencing the older one, re-reads of a partition."""
+
+from __future__ import annotations
+
+import pytest
+
+from connect_spark.api.records import TopicPartition
+from connect_spark.runtime.realtime.commits import CommitFenced, FencedCommitter, group_offset
+from connect_spark.runtime.realtime.rows import read_range
+from connect_spark.storage.kafka_offsets import KafkaOffsetStore
+from connect_spark.testing.kafka import create_topic, produce
+from connect_spark.testing.waiting import wait_for
+
+
+@pytest.fixture
+def store(bootstrap_servers):
+    offsets = KafkaOffsetStore(bootstrap_servers, "connect-offsets", 5, 1)
+    offsets.start()
+    yield offsets
+    offsets.stop()
+
+
+def _committer(bootstrap_servers, connector, tp):
+    return FencedCommitter(connector, tp, "connect-offsets", f"connect-{connector}",
+                           {"bootstrap_servers": bootstrap_servers})
+
+
+def test_a_commit_writes_the_offset_store_and_the_group_together(bootstrap_servers, topic_name, store):
+    create_topic(bootstrap_servers, topic_name, 2)
+    tp = TopicPartition(topic_name, 1)
+    connector = f"c-{topic_name}"
+    committer = _committer(bootstrap_servers, connector, tp)
+    try:
+        committer.commit({tp: 17})
+        committer.commit({tp: 42})
+    finally:
+        committer.close()
+    wait_for(lambda: store.read(connector) == {tp: 42}, timeout=10, what="the offset store's commit")
+    assert group_offset({"bootstrap_servers": bootstrap_servers}, f"connect-{connector}", tp) == 42
+
+
+def test_a_newer_attempt_fences_the_older_one_which_commits_nothing_more(bootstrap_servers, topic_name, store):
+    create_topic(bootstrap_servers, topic_name, 1)
+    tp = TopicPartition(topic_name, 0)
+    connector = f"c-{topic_name}"
+    older = _committer(bootstrap_servers, connector, tp)
+    older.commit({tp: 10})
+    newer = _committer(bootstrap_servers, connector, tp)
+    try:
+        newer.commit({tp: 20})
+        with pytest.raises(CommitFenced):
+            older.commit({tp: 15})  # an attempt Spark gave up on, still running
+        assert older.fenced
+        with pytest.raises(CommitFenced):
+            older.commit({tp: 16})
+        newer.commit({tp: 25})
+    finally:
+        older.close()
+        newer.close()
+    wait_for(lambda: store.read(connector) == {tp: 25}, timeout=10, what="the newer attempt's commit")
+    assert group_offset({"bootstrap_servers": bootstrap_servers}, f"connect-{connector}", tp) == 25
+
+
+def test_a_group_without_offsets_reads_as_none(bootstrap_servers, topic_name):
+    assert group_offset({"bootstrap_servers": bootstrap_servers}, f"connect-none-{topic_name}",
+                        TopicPartition(topic_name, 0)) is None
+
+
+def test_read_range_returns_the_partitions_records_between_two_offsets(bootstrap_servers, topic_name):
+    create_topic(bootstrap_servers, topic_name, 2)
+    produce(bootstrap_servers, topic_name, [(i % 2, f"k{i}".encode(), f"v{i}".encode(), [("h", b"x")], None)
+                                            for i in range(20)])
+    rows = read_range({"bootstrap_servers": bootstrap_servers}, TopicPartition(topic_name, 1), 3, 7)
+    assert [(r[1], r[2], r[6]) for r in rows] == [(1, o, f"v{2 * o + 1}".encode()) for o in range(3, 7)]
+    assert rows[0][7] == [("h", b"x")]
