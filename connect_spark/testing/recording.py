@@ -33,6 +33,7 @@ __all__ = [
     "FaultySinkConnector",
     "FaultySinkTask",
     "read_recorded_records",
+    "contiguous_written_offsets",
     "read_recorded_calls",
     "read_recorded_connect_data",
 ]
@@ -276,6 +277,21 @@ def read_recorded_records(folder: str | os.PathLike[str]) -> list[dict[str, Any]
         with open(path) as f:
             records.extend(json.loads(line) for line in f if line.strip())
     return records
+
+
+def contiguous_written_offsets(records: list[dict[str, Any]]) -> dict[TopicPartition, int]:
+    """Per partition, the offset after the longest run of offsets written from 0: what a commit may cover
+    (chaos tests check that no committed offset is ahead of it)."""
+    offsets: dict[TopicPartition, set[int]] = {}
+    for r in records:
+        offsets.setdefault(TopicPartition(r["topic"], r["partition"]), set()).add(r["offset"])
+    safe = {}
+    for tp, seen in offsets.items():
+        n = 0
+        while n in seen:
+            n += 1
+        safe[tp] = n
+    return safe
 
 
 def read_recorded_calls(folder: str | os.PathLike[str], task_id: int = 0) -> list[dict[str, Any]]:

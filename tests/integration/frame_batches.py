@@ -19,7 +19,8 @@ from connect_spark.runtime.tasks.builder import build_task_plugins
 from connect_spark.streaming.raw_batch import RAW_DDL
 from connect_spark.testing.harness import worker_properties
 
-__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "order_json", "plan_frames", "deliver_frame",
+__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "order_json", "plan_frames", "open_delta_task", "delta_offsets_history",
+           "deliver_frame",
            "deliver_clean_then_mixed", "plain_delta_write_jobs"]
 
 
@@ -56,6 +57,32 @@ def plan_frames(spark, tmp_path, in_write: bool = False, **props: str) -> FrameB
                   else None)
     return FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
                         in_write=conversion)
+
+
+def open_delta_task(path: str, name: str, **props: str):
+    """A started Delta sink task writing ``path`` (offsets in ``kafka_offset``), open on ``orders`` 0 and 1."""
+    from connect_spark.api.records import TopicPartition
+    from connect_spark.connectors.delta import DeltaSinkTask
+    from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
+
+    task_props = {"name": name, "delta.table.path": path, "delta.column.offset": "kafka_offset", **props}
+    task = DeltaSinkTask()
+    task.initialize(WorkerSinkTaskContext(task_props))
+    task.start(task_props)
+    tps = [TopicPartition("orders", 0), TopicPartition("orders", 1)]
+    task.context.set_assignment(set(tps))
+    task.open(tps)
+    return task
+
+
+def delta_offsets_history(spark, path: str) -> list[dict]:
+    """The offsets each commit of the Delta table at ``path`` stored, oldest first."""
+    import json
+
+    from delta.tables import DeltaTable
+
+    rows = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
+    return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
 
 
 def deliver_frame(spark, frames: FrameBatches, task, rows, batch_id: int, extra_end: int = 0):

@@ -10,34 +10,23 @@ write had already reported.
 
 from __future__ import annotations
 
-import json
 import logging
 
-from delta.tables import DeltaTable
-
-from connect_spark.api.records import TopicPartition
-from connect_spark.connectors.delta import DeltaSinkTask
-from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
-from tests.integration.frame_batches import deliver_frame, order_json, plan_frames, raw_row
+from tests.integration.frame_batches import (
+    deliver_frame,
+    delta_offsets_history,
+    open_delta_task,
+    order_json,
+    plan_frames,
+    raw_row,
+)
 
 
 def _setup(spark, tmp_path, **props):
     frames = plan_frames(spark, tmp_path, in_write=True, **props)
     path = str(tmp_path / "orders")
-    task_props = {"name": "in-write", "delta.table.path": path, "delta.column.offset": "kafka_offset",
-                  "auto.evolve": "true"}
-    task = DeltaSinkTask()
-    task.initialize(WorkerSinkTaskContext(task_props))
-    task.start(task_props)
-    tps = [TopicPartition("orders", 0), TopicPartition("orders", 1)]
-    task.context.set_assignment(set(tps))
-    task.open(tps)
+    task = open_delta_task(path, "in-write", **{"auto.evolve": "true"})
     return frames, task, path
-
-
-def _history(spark, path):
-    rows = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
-    return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
 
 
 def _table(spark, path):
@@ -61,7 +50,7 @@ def test_odd_rows_are_converted_by_the_write_itself_in_one_commit(spark, tmp_pat
     # failed on ends in error (the misfit is the task's report, as on the driver)
     assert (metrics.record_failures, metrics.record_errors) == (failures_before + 2, errors_before + 1)
     assert metrics.last_error_timestamp > 0
-    assert _history(spark, path) == [{"orders": {"0": 19, "1": 20}}, {"orders": {"0": 39, "1": 40}}]
+    assert delta_offsets_history(spark, path) == [{"orders": {"0": 19, "1": 20}}, {"orders": {"0": 39, "1": 40}}]
     table = _table(spark, path)
     assert sorted(table) == [i for i in range(40) if i not in (24, 25)]
     assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23 and table[23]["user"] == "u-23"
@@ -78,7 +67,7 @@ def test_a_row_the_frame_cannot_hold_sends_the_batch_the_checked_way_without_rep
     deliver_frame(spark, frames, task, rows, 1)
     assert frames.checked_batches == 1  # the one-pass write committed nothing
     assert metrics.record_errors == errors_before + 1
-    assert len(_history(spark, path)) == 2
+    assert len(delta_offsets_history(spark, path)) == 2
     table = _table(spark, path)
     assert sorted(table) == [i for i in range(40) if i != 24]
     assert table[29]["coupon"] == "SAVE" and table[28]["coupon"] is None
@@ -96,4 +85,4 @@ def test_under_tolerance_none_a_failing_row_fails_the_batch_with_the_connectors_
     with pytest.raises(ConnectException) as failure:
         deliver_frame(spark, frames, task, rows, 1)
     assert "orders[0]@24" in str(failure.value)
-    assert len(_history(spark, path)) == 1
+    assert len(delta_offsets_history(spark, path)) == 1

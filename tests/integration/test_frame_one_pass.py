@@ -8,22 +8,18 @@ try and is written once, those rows converted per record beside the others.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import replace
 
 from py4j.clientserver import ClientServerConnection
 
-from delta.tables import DeltaTable
-
-from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.plan import CACHE_COMPRESSION, batch_offset_ranges
-from connect_spark.connectors.delta import DeltaSinkTask
-from connect_spark.runtime.tasks.context import WorkerSinkTaskContext
 from connect_spark.streaming.raw_batch import RAW_DDL
 from tests.integration.frame_batches import (
     deliver_clean_then_mixed,
     deliver_frame,
+    delta_offsets_history,
+    open_delta_task,
     order_json,
     plain_delta_write_jobs,
     plan_frames,
@@ -34,19 +30,8 @@ from tests.integration.frame_batches import (
 def _setup(spark, tmp_path):
     frames = plan_frames(spark, tmp_path)
     path = str(tmp_path / "orders")
-    props = {"name": "one-pass", "delta.table.path": path, "delta.column.offset": "kafka_offset"}
-    task = DeltaSinkTask()
-    task.initialize(WorkerSinkTaskContext(props))
-    task.start(props)
-    tps = [TopicPartition("orders", 0), TopicPartition("orders", 1)]
-    task.context.set_assignment(set(tps))
-    task.open(tps)
+    task = open_delta_task(path, "one-pass")
     return frames, task, path
-
-
-def _history(spark, path):
-    rows = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
-    return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
 
 
 def test_a_clean_batch_is_one_spark_job_and_stores_the_given_offsets(spark, tmp_path):
@@ -57,7 +42,7 @@ def test_a_clean_batch_is_one_spark_job_and_stores_the_given_offsets(spark, tmp_
                             extra_end=3)
     assert len(jobs) == plain_delta_write_jobs(spark, tmp_path), f"more than the write's own jobs: {jobs}"
     assert (frames.one_pass_batches, frames.checked_batches) == (2, 0)
-    assert _history(spark, path)[-1] == {"orders": {"0": 42, "1": 43}}  # ends 39 and 40, + 3
+    assert delta_offsets_history(spark, path)[-1] == {"orders": {"0": 42, "1": 43}}  # ends 39 and 40, + 3
     got = sorted(r["id"] for r in spark.read.format("delta").load(path).collect())
     assert got == list(range(40))
 
@@ -91,7 +76,7 @@ def test_rows_for_the_per_record_path_are_written_beside_the_others_in_one_commi
     frames, task, path = _setup(spark, tmp_path)
     deliver_clean_then_mixed(spark, frames, task)  # order 23 survives the per-record path, 24 fails it
     assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (1, 1, 2)
-    history = _history(spark, path)
+    history = delta_offsets_history(spark, path)
     assert len(history) == 2, "the abandoned one-pass write must not commit"
     assert history[-1] == {"orders": {"0": 39, "1": 40}}
     table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
@@ -116,7 +101,7 @@ def test_a_value_of_another_type_is_reported_without_building_the_batch_again_fr
     table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
     assert sorted(table) == [i for i in range(40) if i != 25]
     assert table[23]["price"] == 7.0
-    assert _history(spark, path)[-1] == {"orders": {"0": 39, "1": 40}}
+    assert delta_offsets_history(spark, path)[-1] == {"orders": {"0": 39, "1": 40}}
 
 
 def _cached_bytes(spark) -> int:

@@ -13,7 +13,6 @@ import random
 import signal
 import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from connect_spark.api.records import TopicPartition
@@ -22,7 +21,7 @@ from connect_spark.runtime.worker.standalone import StandaloneWorker
 from connect_spark.testing.arrow_recording import read_recorded_frames
 from connect_spark.testing.harness import committed_offsets, start_cli, worker_properties
 from connect_spark.testing.kafka import create_topic, produce, read_topic, topic_end_offsets
-from connect_spark.testing.recording import decode_value, read_recorded_records
+from connect_spark.testing.recording import contiguous_written_offsets, decode_value, read_recorded_records
 from connect_spark.testing.waiting import wait_for
 
 STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
@@ -190,20 +189,6 @@ TOTAL = 6_000
 CHUNK = 150
 
 
-def _written_until(records):
-    """Per partition, the offset after the highest contiguous offset written from 0 (what is safe)."""
-    offsets = defaultdict(set)
-    for r in records:
-        offsets[TopicPartition(r["topic"], r["partition"])].add(r["offset"])
-    safe = {}
-    for tp, seen in offsets.items():
-        n = 0
-        while n in seen:
-            n += 1
-        safe[tp] = n
-    return safe
-
-
 def test_kill_minus_nine_of_a_realtime_worker_loses_nothing_and_never_commits_ahead_of_writes(
         bootstrap_servers, topic_name, work_dir):
     """A buffering task (writes in chunks, ``pre_commit`` returns what was written, ``close`` drops its buffer):
@@ -239,7 +224,7 @@ def test_kill_minus_nine_of_a_realtime_worker_loses_nothing_and_never_commits_ah
             proc.send_signal(signal.SIGKILL)
             proc.wait(60)
         committed = committed_offsets(worker, name)
-        safe = _written_until(read_recorded_records(out))
+        safe = contiguous_written_offsets(read_recorded_records(out))
         for tp, offset in committed.items():
             assert offset <= safe.get(tp, 0), f"kill {kill}: {tp} committed {offset} beyond what was written"
     feeding.join(300)
@@ -255,7 +240,7 @@ def test_kill_minus_nine_of_a_realtime_worker_loses_nothing_and_never_commits_ah
         proc.wait(60)
     records = read_recorded_records(out)
     committed = committed_offsets(worker, name)
-    safe = _written_until(records)
+    safe = contiguous_written_offsets(records)
     assert all(committed[tp] <= safe.get(tp, 0) for tp in committed), (committed, safe)
     keys = {decode_value(r["key"]) for r in records}
     for i in range(TOTAL):

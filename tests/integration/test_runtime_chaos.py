@@ -6,30 +6,15 @@ import random
 import signal
 import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.testing.harness import committed_offsets, run_connector, start_cli, worker_properties
 from connect_spark.testing.kafka import create_topic, produce
-from connect_spark.testing.recording import decode_value, read_recorded_records
+from connect_spark.testing.recording import contiguous_written_offsets, decode_value, read_recorded_records
 
 PARTITIONS = 3
 TOTAL = 12_000
-
-
-def _written_until(records):
-    """Per partition, the offset after the highest contiguous offset written from 0 (what is safe)."""
-    offsets = defaultdict(set)
-    for r in records:
-        offsets[TopicPartition(r["topic"], r["partition"])].add(r["offset"])
-    safe = {}
-    for tp, seen in offsets.items():
-        n = 0
-        while n in seen:
-            n += 1
-        safe[tp] = n
-    return safe
 
 
 def test_kill_minus_nine_three_times_loses_nothing(spark, bootstrap_servers, topic_name, work_dir):
@@ -63,7 +48,7 @@ def test_kill_minus_nine_three_times_loses_nothing(spark, bootstrap_servers, top
             proc.send_signal(signal.SIGKILL)
             proc.wait(60)
         committed = committed_offsets(worker, name)
-        safe = _written_until(read_recorded_records(out))
+        safe = contiguous_written_offsets(read_recorded_records(out))
         for tp, offset in committed.items():
             assert offset <= safe.get(tp, 0), f"kill {kill}: {tp} committed {offset} beyond what was written"
     feeding.join(300)
@@ -75,7 +60,7 @@ def test_kill_minus_nine_three_times_loses_nothing(spark, bootstrap_servers, top
     missing = {f"k{i}".encode() for i in range(TOTAL)} - keys
     # The final drain commits whole chunks only: what is missing is the un-written tail, all of it uncommitted.
     committed = committed_offsets(worker, name)
-    safe = _written_until(records)
+    safe = contiguous_written_offsets(records)
     assert all(committed[tp] <= safe.get(tp, 0) for tp in committed)
     tail = sum(1 for i in range(TOTAL) if f"k{i}".encode() in missing)
     assert tail < 1000, f"{tail} records missing beyond the last unfinished chunk"

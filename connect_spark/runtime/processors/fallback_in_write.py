@@ -32,10 +32,8 @@ Spark 4.0 or Spark Connect, batches with such rows take the checked way.
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
-import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
@@ -48,6 +46,7 @@ from connect_spark.columnar.fit_to_frame import arrow_fitted
 from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
 from connect_spark.runtime.processors.rejected_rows import report_misfits
+from connect_spark.runtime.python_worker.run_cache import RunCache
 from connect_spark.streaming.raw_batch import RAW_COLUMNS
 
 if TYPE_CHECKING:
@@ -291,8 +290,13 @@ def _returned_type(returned_json: str) -> pa.StructType:
     return cached
 
 
-_plugins_by_run: dict[tuple[str, int], "TaskPlugins"] = {}
-_plugins_lock = threading.Lock()
+def _close(plugins: "TaskPlugins") -> None:
+    plugins.stop()
+    plugins.close()
+
+
+#: this Python worker's converters and reporters, by (run id, task id)
+_plugins_by_run: "RunCache[TaskPlugins]" = RunCache("converters", _close)
 
 
 def _plugins(conversion: FallbackConversion) -> "TaskPlugins":
@@ -301,33 +305,10 @@ def _plugins(conversion: FallbackConversion) -> "TaskPlugins":
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.runtime.tasks.builder import build_task_plugins
 
-    key = (conversion.run_id, conversion.task_id)
-    with _plugins_lock:
-        for other in [k for k in _plugins_by_run if k[0] != conversion.run_id]:
-            _close(_plugins_by_run.pop(other))
-        plugins = _plugins_by_run.get(key)
-        if plugins is None:
-            plugins = _plugins_by_run[key] = build_task_plugins(
-                ConnectorConfig(conversion.connector_props), WorkerConfig(conversion.worker_props), conversion.task_id)
-        return plugins
+    return _plugins_by_run.get(conversion.run_id, conversion.task_id, lambda: build_task_plugins(
+        ConnectorConfig(conversion.connector_props), WorkerConfig(conversion.worker_props), conversion.task_id))
 
 
 def _forget(run_id: str, task_id: int) -> None:
     """Drop (and close) the plugins after a failure: the next batch starts from fresh converters and handler."""
-    with _plugins_lock:
-        plugins = _plugins_by_run.pop((run_id, task_id), None)
-    if plugins is not None:
-        _close(plugins)
-
-
-def _close(plugins: "TaskPlugins") -> None:
-    plugins.stop()
-    plugins.close()
-
-
-@atexit.register
-def _close_all() -> None:
-    with _plugins_lock:
-        for plugins in _plugins_by_run.values():
-            _close(plugins)
-        _plugins_by_run.clear()
+    _plugins_by_run.evict(run_id, task_id)

@@ -29,9 +29,7 @@ Partitions the task pauses are not honoured in real-time mode (Spark keeps readi
 
 from __future__ import annotations
 
-import atexit
 import logging
-import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -42,6 +40,7 @@ from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
 from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
 from connect_spark.runtime.realtime.commits import CommitFenced, FencedCommitter, group_offset
+from connect_spark.runtime.python_worker.run_cache import RunCache
 from connect_spark.runtime.realtime.rows import raw_batch, read_range
 from connect_spark.runtime.tasks.loop import TaskUnit, deliver_arrow, deliver_records
 from connect_spark.runtime.tasks.worker_task import TaskFailedError, WorkerSinkTask
@@ -194,8 +193,7 @@ class PartitionTask:
             log.error("%s: final commit after failure (%r) failed: %r", self.label, error, e)
         finally:
             self._end_attempt()
-            with _cache_lock:
-                _evict((self.spec.run_id, self.tp))
+            _tasks.evict(self.spec.run_id, self.tp)
 
     def _end_attempt(self) -> None:
         committer, self.committer, self.loop = self.committer, None, None
@@ -207,35 +205,14 @@ class PartitionTask:
         self.unit.plugins.close()
 
 
-_cache: dict[tuple[str, TopicPartition], PartitionTask] = {}
-_cache_lock = threading.Lock()
+#: this Python worker's started partition tasks, by (run id, topic-partition)
+_tasks: RunCache[PartitionTask] = RunCache("task", lambda task: task.stop())
 
 
 def partition_task(spec: RealtimeSpec, tp: TopicPartition) -> PartitionTask:
     """The started task instance of ``tp`` for ``spec``'s run in this Python worker (made on first use; instances
     of other runs are stopped)."""
-    with _cache_lock:
-        for key in [k for k in _cache if k[0] != spec.run_id]:
-            _evict(key)
-        key = (spec.run_id, tp)
-        if key not in _cache:
-            _cache[key] = PartitionTask(spec, tp)
-        return _cache[key]
-
-
-def _evict(key: tuple[str, TopicPartition]) -> None:
-    cached = _cache.pop(key, None)
-    if cached is not None:
-        try:
-            cached.stop()
-        except Exception as e:  # stopping is best effort, as in Connect
-            log.warning("Could not stop the task of %s: %r", key, e)
-
-
-@atexit.register
-def _stop_cached_tasks() -> None:
-    for key in list(_cache):
-        _evict(key)
+    return _tasks.get(spec.run_id, tp, lambda: PartitionTask(spec, tp))
 
 
 def as_failure(error: BaseException, spec: RealtimeSpec, tp: TopicPartition) -> TaskFailedError:

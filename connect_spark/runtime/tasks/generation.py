@@ -19,11 +19,9 @@ at the driver's committed offsets, so what a cached instance may have buffered i
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -33,6 +31,7 @@ import pyarrow as pa
 from connect_spark.api.bulk import takes_records
 from connect_spark.api.records import TopicPartition
 from connect_spark.runtime.conversion.record_frames import ArrowFrameBuilder
+from connect_spark.runtime.python_worker.run_cache import RunCache
 from connect_spark.runtime.conversion.direct_records import DirectRecordBuilder
 from connect_spark.runtime.processors.executor_vectorized import FrameSchemas, deliver_split
 from connect_spark.runtime.tasks.loop import TaskUnit, deliver_arrow, deliver_records, offset_ranges, select_rows
@@ -202,35 +201,8 @@ class _CachedTask:
         self.unit.plugins.close()
 
 
-_cache: dict[tuple[str, int], _CachedTask] = {}
-_cache_lock = threading.Lock()
-
-
-def _cached_task(spec: GenerationSpec) -> _CachedTask:
-    with _cache_lock:
-        for key in [k for k in _cache if k[0] != spec.run_id]:
-            _evict(key)
-        key = (spec.run_id, spec.task_id)
-        cached = _cache.get(key)
-        if cached is None:
-            cached = _CachedTask(spec)
-            _cache[key] = cached
-        return cached
-
-
-def _evict(key: tuple[str, int]) -> None:
-    cached = _cache.pop(key, None)
-    if cached is not None:
-        try:
-            cached.stop()
-        except Exception as e:  # stopping is best effort, as in Connect
-            log.warning("Could not stop task %s: %r", key, e)
-
-
-@atexit.register
-def _stop_cached_tasks() -> None:
-    for key in list(_cache):
-        _evict(key)
+#: this Python worker's started tasks, by (run id, task id)
+_tasks: RunCache[_CachedTask] = RunCache("task", lambda cached: cached.stop())
 
 
 def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> GenerationResult:
@@ -256,7 +228,7 @@ def run_generation(spec: GenerationSpec, batches: Iterable[pa.RecordBatch]) -> G
     result = GenerationResult(spec.task_id, pid=os.getpid())
     committed: dict[TopicPartition, int] = {}
     try:
-        cached = _cached_task(spec)
+        cached = _tasks.get(spec.run_id, spec.task_id, lambda: _CachedTask(spec))
     except Exception as e:
         return _failed(result, spec, e)
     worker_task = cached.new_generation(committed, spec.paused)
@@ -330,8 +302,7 @@ def _failed(result: GenerationResult, spec: GenerationSpec, error: BaseException
             worker_task.close_all()
         except Exception as e:
             log.error("%s-%d: final commit after failure failed: %r", spec.connector_name, spec.task_id, e)
-    with _cache_lock:
-        _evict((spec.run_id, spec.task_id))
+    _tasks.evict(spec.run_id, spec.task_id)
     result.error = str(error)
     result.trace = getattr(error, "trace", None) or str(error)
     return result
