@@ -28,7 +28,8 @@ def _pyspark_release() -> tuple[int, int]:
         return (0, 0)
 
 
-# Real-time mode needs Spark 4.2: its tests run on the 4.2 lane (.ci/lane-tests.txt); older Sparks run the refusal.
+# Real-time mode needs Spark 4.2: its tests run on the 4.2 lane (marked `spark>=4.2` in .ci/lane-tests.txt);
+# older Sparks run the refusal.
 collect_ignore = (["integration/test_realtime_mode.py"] if _pyspark_release() < (4, 2)
                   else ["integration/test_realtime_refusal.py"])
 

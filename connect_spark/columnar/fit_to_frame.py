@@ -60,9 +60,31 @@ def arrow_fitted(table: "pa.Table", target: "pa.Schema") -> "pa.Table":
         if target.get_field_index(name) < 0:
             raise CannotFit(f"column {name} is not in the frame")
         _check_arrow(table.schema.field(name).type, target.field(name).type, name)
-    columns = [table.column(f.name).cast(f.type) if f.name in table.schema.names else pa.nulls(table.num_rows, f.type)
-               for f in target]
+    columns = [_fit_array(table.column(f.name).combine_chunks(), f.type) if f.name in table.schema.names
+               else pa.nulls(table.num_rows, f.type) for f in target]
     return pa.Table.from_arrays(columns, schema=target)
+
+
+def _fit_array(array: "pa.Array", target: "pa.DataType") -> "pa.Array":
+    """``array`` (checked by :func:`_check_arrow`) in ``target``'s type; structs are rebuilt by field name, since
+    older pyarrow casts structs only between the same fields."""
+    import pyarrow as pa
+
+    t = pa.types
+    if array.type == target:
+        return array
+    if t.is_null(array.type):
+        return pa.nulls(len(array), target)
+    mask = array.is_null() if array.null_count else None
+    if t.is_struct(target):
+        present = {array.type.field(i).name for i in range(array.type.num_fields)}
+        children = [_fit_array(array.field(f.name), f.type) if f.name in present else pa.nulls(len(array), f.type)
+                    for f in target]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if t.is_list(target) and t.is_list(array.type):
+        values = _fit_array(array.values, target.value_type)
+        return pa.ListArray.from_arrays(array.offsets, values, type=target, mask=mask)
+    return array.cast(target)
 
 
 def _check_arrow(source: "pa.DataType", target: "pa.DataType", path: str) -> None:

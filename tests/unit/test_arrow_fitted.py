@@ -40,3 +40,14 @@ def test_types_that_do_not_widen_losslessly_are_refused(value, value_type, targe
 def test_a_column_the_frame_lacks_is_refused():
     with pytest.raises(CannotFit, match="column extra"):
         arrow_fitted(pa.table({"extra": [1]}), pa.schema([("key", pa.string())]))
+
+
+def test_structs_inside_lists_and_null_rows_are_fitted_by_name():
+    item = pa.struct([("sku", pa.string()), ("qty", pa.int64()), ("note", pa.string())])
+    target = pa.schema([("key", pa.string()), ("value", pa.struct([("items", pa.list_(item))]))])
+    table = pa.table({"key": ["a", "b", "c"],
+                      "value": pa.array([{"items": [{"qty": 2, "sku": "x"}, None]}, None, {"items": None}])})
+    fitted = arrow_fitted(table, target)
+    assert fitted.schema == target
+    assert fitted.column("value").to_pylist() == [
+        {"items": [{"sku": "x", "qty": 2, "note": None}, None]}, None, {"items": None}]

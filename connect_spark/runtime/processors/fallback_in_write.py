@@ -38,6 +38,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+import numpy as np
 import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
 
@@ -175,16 +176,14 @@ class FallbackConversion:
         returned = _returned_type(self.returned_json)
         if isinstance(raw, pa.ChunkedArray):
             raw = raw.combine_chunks()
-        rows = [i for i, valid in enumerate(raw.is_valid().to_pylist()) if valid]
+        # positions of the rows that fall back, without a Python object per row of the batch
+        rows = np.flatnonzero(raw.is_valid().to_numpy(zero_copy_only=False)).tolist()
         skipped = self._skipped(raw, rows) if self.skip else []
         if skipped:
             left_out = set(skipped)
             rows = [i for i in rows if i not in left_out]
         if not rows:
-            keep = [None] * len(raw)
-            for i in skipped:
-                keep[i] = False
-            return _placed(None, [], len(raw), returned, keep)
+            return _placed(None, [], len(raw), returned, dict.fromkeys(skipped, False))
         plugins = _plugins(self)
         try:
             placed, unwritten, counters = _convert(plugins, raw, rows, returned, skipped)
@@ -226,11 +225,8 @@ def _convert(plugins: "TaskPlugins", raw: pa.StructArray, rows: list[int], retur
     position = {(t, p, o): i for i, t, p, o in zip(rows, *(table.column(c).to_pylist()
                                                           for c in ("topic", "partition", "offset")))}
     order = [position[_coordinates(r)] for r in survivors]
-    keep = [None] * len(raw)
-    for i in [*rows, *skipped]:
-        keep[i] = False
-    for i in order:
-        keep[i] = True
+    keep = dict.fromkeys([*rows, *skipped], False)  # the rows this batch decided on; the others Spark converted
+    keep.update(dict.fromkeys(order, True))
     written = set(order)
     unwritten = {coordinates for coordinates, i in position.items() if i not in written}
     placed = _placed(fitted, order, len(raw), returned, keep)
@@ -256,20 +252,23 @@ def _nullable(data_type: Any) -> Any:
 
 
 def _placed(fitted: pa.Table | None, order: list[int], size: int, returned: pa.StructType,
-            keep: list[bool | None]) -> pa.StructArray:
-    """The UDF's result: ``fitted``'s row ``j`` at position ``order[j]``, nulls elsewhere (a null struct
-    where ``keep`` is ``None``: a row Spark converted)."""
-    slot = [None] * size
-    for j, i in enumerate(order):
-        slot[i] = j
-    take = pa.array(slot, pa.int64())
-    arrays = [pa.array(keep, pa.bool_())]
+            keep: dict[int, bool]) -> pa.StructArray:
+    """The UDF's result: ``fitted``'s row ``j`` at position ``order[j]``, nulls elsewhere. ``keep`` holds the
+    rows this batch decided on (written or not); every other row is a null struct (a row Spark converted).
+    Built with numpy: no Python object per row of the batch."""
+    slot = np.full(size, -1, dtype=np.int64)
+    slot[order] = np.arange(len(order), dtype=np.int64)
+    undecided = np.ones(size, dtype=bool)
+    undecided[list(keep)] = False
+    written = np.zeros(size, dtype=bool)
+    written[[i for i, k in keep.items() if k]] = True
+    arrays = [pa.array(written, pa.bool_(), mask=undecided)]
+    take = pa.array(slot, pa.int64(), mask=slot < 0)
     for name in FRAME_DATA_COLUMNS:
         field_type = returned.field(name).type
         arrays.append(fitted.column(name).combine_chunks().take(take) if fitted is not None
                       else pa.nulls(size, field_type))
-    mask = pa.array([k is None for k in keep], pa.bool_())
-    return pa.StructArray.from_arrays(arrays, fields=list(returned), mask=mask)
+    return pa.StructArray.from_arrays(arrays, fields=list(returned), mask=pa.array(undecided, pa.bool_()))
 
 
 def _coordinates(record: Any) -> Coordinates:
