@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["CannotFit", "fitted", "arrow_fitted", "arrow_types"]
+__all__ = ["CannotFit", "fitted", "arrow_fitted", "arrow_types", "spark_arrow_type"]
 
 
 class CannotFit(ConnectException):
@@ -120,16 +120,27 @@ def _check_arrow(source: "pa.DataType", target: "pa.DataType", path: str) -> Non
     raise CannotFit(f"{path} is {source} where the others have {target}")
 
 
+def spark_arrow_type(data_type: Any) -> "pa.DataType":
+    """The Arrow type Spark hands a Spark SQL ``data_type`` to Python as (timestamps in UTC), on every supported
+    Spark: 4.0 and 4.1 take ``timestamp_utc``, 4.2 wants the time zone named."""
+    import inspect
+
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    if "timezone" in inspect.signature(to_arrow_type).parameters:
+        return to_arrow_type(data_type, timezone="UTC")
+    return to_arrow_type(data_type)
+
+
 def arrow_types(schema: Any, *names: str) -> list[Any]:
     """The Arrow types of the columns ``names`` of a Spark ``schema`` (``StructType``), as Spark would hand
     them to Python; a column Arrow has no type for (or that is missing) gives Arrow's null type."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_type
 
     types = []
     for name in names:
         try:
-            types.append(to_arrow_type(schema[name].dataType))
+            types.append(spark_arrow_type(schema[name].dataType))
         except Exception:  # a type Spark's Arrow mapping refuses: no conflict can be certain
             types.append(pa.null())
     return types

@@ -43,7 +43,7 @@ import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
 
 from connect_spark.columnar.plan import FRAME_DATA_COLUMNS, NEEDS_RECORD_PATH
-from connect_spark.columnar.fit_to_frame import arrow_fitted
+from connect_spark.columnar.fit_to_frame import arrow_fitted, spark_arrow_type
 from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
 from connect_spark.runtime.processors.rejected_rows import report_misfits
@@ -282,10 +282,9 @@ def _returned_type(returned_json: str) -> pa.StructType:
     """The Arrow type of the UDF's result, from Spark's type (as the worker hands results back)."""
     cached = _returned_types.get(returned_json)
     if cached is None:
-        from pyspark.sql.pandas.types import to_arrow_type
         from pyspark.sql.types import StructType
 
-        cached = _returned_types[returned_json] = to_arrow_type(StructType.fromJson(json.loads(returned_json)))
+        cached = _returned_types[returned_json] = spark_arrow_type(StructType.fromJson(json.loads(returned_json)))
     return cached
 
 
