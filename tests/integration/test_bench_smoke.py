@@ -26,7 +26,7 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
     paths = write_results(results, settings.as_dict(), plan.as_dict(), work_dir / "results")
 
     arms = results["arms"]
-    assert set(arms) == {"s", "a", "b", "b1", "c", "d1", "d2", "r", "a0", "b0", "b2"}  # r: Spark 4.2 or newer
+    assert set(arms) == {"s", "a", "b", "b1", "c", "d1", "d2", "r", "rj", "a0", "b0", "b2"}  # r, rj: Spark 4.2 or newer
     ran = []
     for key, arm in arms.items():
         if arm["status"].startswith("unavailable: "):
