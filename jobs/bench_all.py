@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--warmup", type=int, default=1, help="discarded runs per arm (default 1)")
     parser.add_argument("--reps", type=int, default=3, help="measured rounds, arms interleaved (default 3)")
-    parser.add_argument("--arms", type=_names, default=(), help="comma-separated subset of s,a,b,b1,c,d1,d2,r,a0,b0,b2")
+    parser.add_argument("--arms", type=_names, default=(), help="comma-separated subset of s,a,b,b1,c,d1,d2,r,rj,a0,b0,b2")
     parser.add_argument("--latency-rates", type=_ints, default=(1_000, 10_000), help='records/s, "" for none')
     parser.add_argument("--latency-seconds", type=float, default=30.0)
     parser.add_argument("--latency-arms", type=_names, default=("a", "b", "d1", "d2"))

@@ -15,6 +15,10 @@ topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resol
 * r — d2 in ``task.execution.mode=realtime`` (Spark 4.2's real-time mode, 1 s batches, commits from the executors
   every 200 ms, a task slot per partition); it streams even for a drain (real-time mode has no AvailableNow), and
   the runner stops it once drained;
+* rj — connect_spark's JDBC sink (``JdbcSinkConnector``) in real-time mode, r's worker settings, into a PostgreSQL the
+  arm starts on loopback at its first run (one table per run, ``insert.mode=insert``, ``auto.create=true``) and stops
+  in :meth:`Arm.close`; the topic's schemaless JSON goes in through JsonConverter without schemas and
+  ``fields.whitelist`` (the sink's explicit column list for schemaless values, typed from the first value);
 * b1 — b on a topic where 1 % of the records need the per-record conversion path (``amount`` written
   as an integer where the others have a fraction: valid, but not provably exact for the vectorized plan);
 * b2 — b0 (defaults, cold) on a topic where 1 % of the records are odd, with a dead letter queue: half
@@ -44,7 +48,7 @@ from jobs.bench import health
 from jobs.bench.watchers import CommitWatcher, ConsumerGroupWatcher, SparkCheckpointWatcher
 
 __all__ = ["BenchSettings", "RunSpec", "Launched", "Arm", "PlainSparkArm", "ConnectSparkArm", "KafkaConnectArm",
-           "CeilingArm", "RealtimeArm", "default_arms", "REPO_ROOT"]
+           "CeilingArm", "RealtimeArm", "RealtimeJdbcArm", "default_arms", "REPO_ROOT"]
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +161,10 @@ class Arm:
     def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Called by :func:`jobs.bench.runner.run_benchmark` once every run is done (also after a failure), for
+        arms that keep something between their runs (arm rj's database server). Never raises."""
+
 
 class PlainSparkArm(Arm):
     key, label = "a", "plain Spark: kafka → from_json → delta"
@@ -262,14 +270,21 @@ class ConnectSparkArm(Arm):
 
 
 class RealtimeArm(ConnectSparkArm):
-    """Arm r: connect_spark's FileStreamSink in ``task.execution.mode=realtime`` (see the module docstring)."""
+    """Arm r: connect_spark's FileStreamSink in ``task.execution.mode=realtime`` (see the module docstring).
+
+    Without arguments, arm r; :class:`RealtimeJdbcArm` gives another connector the same worker settings."""
 
     exits_when_drained = False
 
-    def __init__(self) -> None:
-        super().__init__("r", "connect_spark FileStreamSink (realtime mode)", "FileStreamSink",
-                         lambda spec: {"file": str(spec.work / "out" / "sink.txt")},
-                         lambda spec, ids: health.lines_health(spec.work / "out", ids), _STRING_CONVERTERS)
+    def __init__(self, key: str = "r", label: str = "connect_spark FileStreamSink (realtime mode)",
+                 connector_class: str = "FileStreamSink",
+                 connector_props: Callable[[RunSpec], dict[str, str]] | None = None,
+                 check: Callable[[RunSpec, range], health.Health] | None = None,
+                 converters: dict[str, str] | None = None) -> None:
+        super().__init__(key, label, connector_class,
+                         connector_props or (lambda spec: {"file": str(spec.work / "out" / "sink.txt")}),
+                         check or (lambda spec, ids: health.lines_health(spec.work / "out", ids)),
+                         converters or _STRING_CONVERTERS)
 
     def unavailable_reason(self) -> str | None:
         from connect_spark.jvm.spark_versions import running_versions
@@ -292,6 +307,65 @@ class RealtimeArm(ConnectSparkArm):
     def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
         streaming = RunSpec(spec.topic, spec.run_id, spec.work, available_now=False)
         return super().launch(settings, streaming)
+
+
+class RealtimeJdbcArm(RealtimeArm):
+    """Arm rj: connect_spark's JDBC sink in real-time mode into a local PostgreSQL (see the module docstring).
+
+    The server (:class:`connect_spark.testing.postgres.LocalPostgres`, its settings as the test fixture's) is started
+    by the first :meth:`launch` and stopped by :meth:`close`; each run writes a table of its own, named after the
+    run, and its health counts the ids in that table."""
+
+    CONNECTOR = "io.confluent.connect.jdbc.JdbcSinkConnector"
+
+    def __init__(self) -> None:
+        super().__init__("rj", "connect_spark JDBC sink → PostgreSQL (realtime mode)", self.CONNECTOR,
+                         self._connector_props, self._check_table, _SCHEMALESS_JSON_CONVERTERS)
+        self.server = None
+
+    def unavailable_reason(self) -> str | None:
+        reason = super().unavailable_reason()
+        if reason:
+            return reason
+        from connect_spark.testing.postgres import PostgresError, find_server_binaries
+
+        try:
+            find_server_binaries()
+            import psycopg  # noqa: F401  (the health check reads the table with it)
+        except (PostgresError, ImportError) as e:
+            return str(e).splitlines()[0]
+        return None
+
+    @staticmethod
+    def table_name(spec: RunSpec) -> str:
+        return spec.run_id.replace("-", "_")
+
+    def _connector_props(self, spec: RunSpec) -> dict[str, str]:
+        from jobs.bench.records import FIELD_NAMES
+
+        return {"connection.url": self.server.jdbc_url(), "table.name.format": self.table_name(spec),
+                "insert.mode": "insert", "auto.create": "true", "fields.whitelist": ",".join(FIELD_NAMES)}
+
+    def _check_table(self, spec: RunSpec, ids: range) -> health.Health:
+        return health.table_health(self.server.conninfo(), self.table_name(spec), ids)
+
+    def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
+        if self.server is None:
+            import tempfile
+
+            from connect_spark.testing.postgres import LocalPostgres
+
+            # Under /tmp, not the bench's folder: the server runs as the postgres user, who must reach it.
+            self.server = LocalPostgres(tempfile.mkdtemp(prefix="bench-postgres-")).start()
+        return super().launch(settings, spec)
+
+    def close(self) -> None:
+        if self.server is not None:
+            try:
+                self.server.remove()
+            except Exception as e:  # a server that will not stop must not hide the figures
+                log.warning("arm rj: stopping PostgreSQL failed: %s", e)
+            self.server = None
 
 
 class KafkaConnectArm(Arm):
@@ -348,7 +422,7 @@ _STRING_CONVERTERS = {
 }
 
 
-_DELTA_CONVERTERS = {
+_SCHEMALESS_JSON_CONVERTERS = {
     "key.converter": "org.apache.kafka.connect.storage.StringConverter",
     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
     "value.converter.schemas.enable": "false",
@@ -358,7 +432,7 @@ _DELTA_CONVERTERS = {
 def _delta_arm(key: str, label: str, **options) -> "ConnectSparkArm":
     return ConnectSparkArm(key, label, "DeltaSink",
                            lambda spec: {"delta.table.path": str(spec.work / "table"), "insert.mode": "append"},
-                           lambda spec, ids: health.delta_health(spec.work / "table", ids), _DELTA_CONVERTERS,
+                           lambda spec, ids: health.delta_health(spec.work / "table", ids), _SCHEMALESS_JSON_CONVERTERS,
                            **options)
 
 
@@ -378,7 +452,7 @@ def _delta_dlq_arm() -> "ConnectSparkArm":
     return ConnectSparkArm(
         "b2", "connect_spark DeltaSink with its defaults, 1 % odd records, DLQ (cold, wall time)", "DeltaSink", props,
         lambda spec, ids: health.delta_health(spec.work / "table", ids, dead_letter_ids(ids, ODD_EVERY)),
-        _DELTA_CONVERTERS, defaults=True, odd_every=ODD_EVERY, odd_mix=True)
+        _SCHEMALESS_JSON_CONVERTERS, defaults=True, odd_every=ODD_EVERY, odd_mix=True)
 
 
 def default_arms() -> list[Arm]:
@@ -403,6 +477,7 @@ def default_arms() -> list[Arm]:
             _STRING_CONVERTERS,
         ),
         RealtimeArm(),
+        RealtimeJdbcArm(),
         PlainSparkArm(defaults=True),
         _delta_arm("b0", "connect_spark DeltaSink with its defaults (cold, wall time)", defaults=True),
         _delta_dlq_arm(),

@@ -4,7 +4,8 @@ Called by :mod:`jobs.bench.runner` after an arm has drained (never while it is m
 identified by their unique ``id`` field (:data:`jobs.bench.records.ID_FIELD`): ``rows`` is what the
 output holds, ``duplicates`` the rows beyond the first per id, ``missing`` the expected ids not found.
 Delta tables are read from their ``_delta_log`` (live files = added minus removed) with pyarrow, so the
-check needs no Spark; line files (FileStreamSink, the per-record task) are scanned with a regex.
+check needs no Spark; line files (FileStreamSink, the per-record task) are scanned with a regex; a
+PostgreSQL table (the JDBC sink) is read with psycopg.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from jobs.bench.records import ID_FIELD
 
-__all__ = ["Health", "delta_health", "lines_health", "offsets_health", "JSON_ID", "CSV_ID"]
+__all__ = ["Health", "delta_health", "lines_health", "table_health", "offsets_health", "JSON_ID", "CSV_ID"]
 
 #: the id of a JSON line (FileStreamSink writes the record value, our JSON)
 JSON_ID = re.compile(rb'"' + ID_FIELD.encode() + rb'":(\d+)')
@@ -115,6 +116,19 @@ def delta_health(table: str | Path, expected_ids: range, absent_ids: Iterable[in
         chunks.append(parquet.read(columns=[ID_FIELD]).column(0).to_numpy(zero_copy_only=False).astype(np.int64))
     ids = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
     return _count(ids, expected_ids, len(paths), commits, notes=sorted(set(notes))[:3], absent_ids=absent_ids)
+
+
+def table_health(conninfo: str, table: str, expected_ids: range) -> Health:
+    """Health of a PostgreSQL table whose rows carry the ``id`` column; ``conninfo`` is a libpq connection
+    string (:meth:`connect_spark.testing.postgres.LocalPostgres.conninfo`). ``files`` is 1 when the table exists."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass(%s)", (f'"{table}"',)).fetchone()[0] is None:
+            return _count(np.empty(0, dtype=np.int64), expected_ids, 0, notes=[f"no table {table}"])
+        rows = conn.execute(f'SELECT "{ID_FIELD}" FROM "{table}"').fetchall()
+    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    return _count(ids, expected_ids, 1)
 
 
 def offsets_health(committed: dict[int, int], expected_ids: range) -> Health:

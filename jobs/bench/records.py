@@ -1,12 +1,12 @@
 """The benchmark's record: ~215 bytes of JSON with 11 fields, keyed by user.
 
-The same shape feeds every arm; :data:`SPARK_SCHEMA_DDL` is its schema for ``from_json`` (arm a) and
-``ID_FIELD`` is the unique field the health checks count rows and duplicates by.
+The same shape feeds every arm; :data:`SPARK_SCHEMA_DDL` is its schema for ``from_json`` (arm a),
+:data:`FIELD_NAMES` its fields in order (arm rj's column list) and ``ID_FIELD`` is the unique field the health checks count rows and duplicates by.
 """
 
 from __future__ import annotations
 
-__all__ = ["SPARK_SCHEMA_DDL", "ID_FIELD", "FIELD_COUNT", "record_key", "record_value"]
+__all__ = ["SPARK_SCHEMA_DDL", "ID_FIELD", "FIELD_NAMES", "FIELD_COUNT", "record_key", "record_value"]
 
 ID_FIELD = "id"
 
@@ -14,7 +14,8 @@ SPARK_SCHEMA_DDL = (
     "id BIGINT, user STRING, amount DOUBLE, currency STRING, status STRING, country STRING, "
     "device STRING, ts BIGINT, campaign STRING, score DOUBLE, note STRING"
 )
-FIELD_COUNT = SPARK_SCHEMA_DDL.count(",") + 1
+FIELD_NAMES = tuple(column.split()[0] for column in SPARK_SCHEMA_DDL.split(","))
+FIELD_COUNT = len(FIELD_NAMES)
 
 _STATUSES = ("paid", "pending", "refunded", "failed")
 _COUNTRIES = ("DE", "FR", "NL", "ES", "IT", "PL", "SE", "US")

@@ -159,9 +159,19 @@ def summarize_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_benchmark(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, work_dir: Path,
                   echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Pre-fill, run every available arm (warm-up + interleaved repetitions), then the latency runs.
+    """Pre-fill, run every available arm (warm-up + interleaved repetitions), then the latency runs; then
+    :meth:`~jobs.bench.arms.Arm.close` every arm, also when a run raised.
 
     Returns the results document (see :mod:`jobs.bench.report`)."""
+    try:
+        return _run_arms(arms, settings, plan, work_dir, echo)
+    finally:
+        for arm in arms:
+            arm.close()
+
+
+def _run_arms(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, work_dir: Path,
+              echo: Callable[[str], None]) -> dict[str, Any]:
     from connect_spark.testing.kafka import create_topic, end_offsets
 
     work_dir.mkdir(parents=True, exist_ok=True)

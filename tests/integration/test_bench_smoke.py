@@ -26,7 +26,7 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
     paths = write_results(results, settings.as_dict(), plan.as_dict(), work_dir / "results")
 
     arms = results["arms"]
-    assert set(arms) == {"s", "a", "b", "b1", "c", "d1", "d2", "r", "a0", "b0", "b2"}  # r: Spark 4.2 or newer
+    assert set(arms) == {"s", "a", "b", "b1", "c", "d1", "d2", "r", "rj", "a0", "b0", "b2"}  # r, rj: Spark 4.2 or newer
     ran = []
     for key, arm in arms.items():
         if arm["status"].startswith("unavailable: "):
@@ -52,3 +52,30 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
     for key, arm in arms.items():
         assert f"| {key} | {arm['label']} | {arm['status']} |" in markdown
     assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_realtime_jdbc_arm_writes_every_record_once_into_its_table_or_says_why_not(bootstrap_servers, work_dir):
+    """Arm rj alone, a drain and a short fixed-rate run: its PostgreSQL table holds every id once (Spark 4.2 or
+    newer; below that the arm must say so). The full smoke test above reaches it only on Spark 4.2."""
+    import pyspark
+
+    from jobs.bench.arms import RealtimeJdbcArm
+
+    settings = BenchSettings(bootstrap_servers, partitions=2)
+    plan = BenchPlan(records=RECORDS, warmup=0, repetitions=1, latency_rates=(500,), latency_seconds=2,
+                     latency_arms=("rj",), arms=("rj",))
+    arm = RealtimeJdbcArm()
+
+    results = run_benchmark([arm], settings, plan, work_dir / "runs", echo=lambda line: None)
+
+    entry = results["arms"]["rj"]
+    if tuple(int(p) for p in pyspark.__version__.split(".")[:2]) < (4, 2):
+        assert entry["status"] == f"unavailable: real-time mode needs Spark 4.2 or newer (pyspark {pyspark.__version__})"
+        return
+    assert entry["status"] == "ok", entry["runs"]
+    (run,) = entry["runs"]
+    assert run["health"]["files"] == 1 and run["health"]["rows"] == RECORDS and run["health"]["duplicates"] == 0
+    latency = results["latency"]["rj"]["500"]
+    assert "error" not in latency, latency
+    assert latency["health"]["ok"] and latency["committed"] == latency["records"] > 0, latency
+    assert arm.server is None  # stopped by run_benchmark
