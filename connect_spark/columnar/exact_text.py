@@ -10,9 +10,13 @@ text where the readers cannot differ:
 * strings without escapes or control characters (their characters are the value's; UTF-8 validity is
   checked apart);
 * integers of at most 18 digits where the shape has BIGINT (they fit a long either way);
-* fractions without exponent where the shape has a fraction type, never a negative zero (``-0.0``
-  reads as ``0.0`` per record, as Kafka reads numbers as ``BigDecimal``, but as ``-0.0`` in Spark);
-  trailing zeros are fine (``12.40`` reads as 12.4 in both);
+* fractions without exponent where the shape has a fraction type; trailing zeros are fine (``12.40``
+  reads as 12.4 in both); a negative zero (``-0.0``) reads as ``0.0`` per record, as Kafka reads numbers
+  as ``BigDecimal``, and the plan reads every DOUBLE token as ``x + 0.0``, which is ``x`` except for
+  ``-0.0``, where it is ``0.0``;
+* integers of at most 15 digits where the shape has a fraction type, only for a plan whose task takes the
+  frame as it is (``integral_doubles``): per record such a value is an INT64 which the frame's DOUBLE
+  column holds exactly, as every row converted per record is cast to the frame's types;
 * ``true``/``false`` where the shape has BOOLEAN, ``null`` where it has only nulls (VOID).
 
 Rows the expression refuses are not wrong: the plan checks them the general way (their variant shape).
@@ -49,6 +53,12 @@ _INTEGER_DIGITS = {"INT8": 2, "INT16": 4, "INT32": 9, "INT64": 18}
 #: FLOAT64 also reads integers: up to 15 digits they are exact doubles either way (no ``-0``: reads as 0.0
 #: per record, as Kafka reads numbers as BigDecimal)
 _DOUBLE = f"(?:{_FRACTION}|0|-?[1-9][0-9]{{0,14}})"
+#: a schemaless DOUBLE field: a fraction, or negative zero written as one (``-0.0`` reads as 0.0 per record; the
+#: plan reads every DOUBLE token as ``x + 0.0``, which is 0.0 there too)
+_SCHEMALESS_DOUBLE = f"(?:{_FRACTION}|-0\\.0+)"
+#: the same with integers of up to 15 digits, for a plan whose frame types decide (``integral_doubles``): per
+#: record such an integer is an INT64 value that the frame's DOUBLE column then holds exactly
+_SCHEMALESS_DOUBLE_OR_INTEGER = f"(?:{_FRACTION}|-0(?:\\.0+)?|0|-?[1-9][0-9]{{0,14}})"
 
 
 def _literal(name: str) -> str | None:
@@ -58,13 +68,13 @@ def _literal(name: str) -> str | None:
     return "".join("\\" + c if c.isascii() and not c.isalnum() and c != "_" else c for c in name)
 
 
-def _leaf(spark_type: Any) -> str | None:
+def _leaf(spark_type: Any, integral_doubles: bool) -> str | None:
     from pyspark.sql import types as T
 
     if isinstance(spark_type, T.LongType):
         return _BIGINT
     if isinstance(spark_type, T.DoubleType):
-        return _FRACTION
+        return _SCHEMALESS_DOUBLE_OR_INTEGER if integral_doubles else _SCHEMALESS_DOUBLE
     if isinstance(spark_type, T.StringType):
         return _STRING
     if isinstance(spark_type, T.BooleanType):
@@ -72,23 +82,24 @@ def _leaf(spark_type: Any) -> str | None:
     return None  # arrays and anything else: no text proof, the caller keeps its other check
 
 
-def shape_regex(spark_type: Any, shape: tuple[str, Any]) -> str | None:
+def shape_regex(spark_type: Any, shape: tuple[str, Any], integral_doubles: bool = False) -> str | None:
     """The anchored expression for compact JSON objects of ``shape`` read into ``spark_type`` (a struct
     with the fields in the order the text writes them), or ``None`` when the shape has a part the
     expression does not cover (arrays, keys that need escapes).
 
     ``shape`` is the parsed variant shape (:func:`connect_spark.columnar.variant_schema.parse`): it tells
-    a field that is only ever null (VOID, read as a null string) from a string field.
+    a field that is only ever null (VOID, read as a null string) from a string field. With
+    ``integral_doubles`` a DOUBLE field also takes integers of up to 15 digits (exact as doubles).
     """
     from pyspark.sql import types as T
 
     if not isinstance(spark_type, T.StructType):
         return None
-    body = _object(spark_type, shape)
+    body = _object(spark_type, shape, integral_doubles)
     return None if body is None else "^" + body + r"\z"
 
 
-def _object(spark_type: Any, shape: tuple[str, Any]) -> str | None:
+def _object(spark_type: Any, shape: tuple[str, Any], integral_doubles: bool) -> str | None:
     from pyspark.sql import types as T
 
     kind, children = shape
@@ -104,9 +115,9 @@ def _object(spark_type: Any, shape: tuple[str, Any]) -> str | None:
         if child[0] == "VOID":
             value = _NULL
         elif isinstance(f.dataType, T.StructType):
-            value = _object(f.dataType, child)
+            value = _object(f.dataType, child, integral_doubles)
         else:
-            value = _leaf(f.dataType)
+            value = _leaf(f.dataType, integral_doubles)
         if value is None:
             return None
         parts.append(f'"{key}":{value}')

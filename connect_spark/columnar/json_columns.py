@@ -161,6 +161,8 @@ def _read_in_place(pieces: "Column", struct: Any, positions: dict[tuple[str, ...
             if where.lead or where.trail:
                 piece = piece.substr(F.lit(where.lead + 1), F.length(piece) - (where.lead + where.trail))
             value = piece if isinstance(f.dataType, T.StringType) else piece.try_cast(f.dataType)
+            if isinstance(f.dataType, T.DoubleType):
+                value = value + F.lit(0.0)  # -0.0 reads as 0.0 per record; every other double stays itself
         fields.append(value.alias(f.name))
     return F.struct(*fields)
 
@@ -171,7 +173,8 @@ class SchemalessJson(ColumnConverter):
     The shape is chosen on the first :data:`SAMPLE_ROWS` rows (one small job); every row is then
     checked against it. A row converts exactly when its own shape is that shape: same keys, no nulls
     where the shape has a type, integers where it has BIGINT, fractions where it has DECIMAL/DOUBLE
-    (both FLOAT64, as the per-record converter reads them). Shapes whose values cannot be told apart
+    (both FLOAT64, as the per-record converter reads them; with ``integral_doubles``, short integers
+    there too, see :func:`~connect_spark.columnar.plan.build_plan`). Shapes whose values cannot be told apart
     after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
     are never chosen.
 
@@ -180,14 +183,17 @@ class SchemalessJson(ColumnConverter):
     order the sample's first row of that shape writes them, each value a token both readers read alike),
     and its values are read without a parser, each token cast from its place in the text split at its
     quotes (:func:`_read_in_place`); for shapes the expression does not cover (arrays, keys with escapes),
-    the row is parsed with ``from_json`` and must re-serialize (``to_json``) to exactly its own text instead. ``NaN``, single quotes
-    and ``-0.0`` never pass either. Rows that fail it (other spacing or key order, escapes, exponents)
+    the row is parsed with ``from_json`` and must re-serialize (``to_json``) to exactly its own text instead.
+    ``NaN`` and single quotes never pass either, nor ``-0.0`` where the row is parsed (the expression reads it
+    as 0.0, as the per-record converter does). Rows that fail it (other spacing or key order, escapes, exponents)
     take the general check: the row's variant shape equals the chosen one, and its value is the variant
     cast to the shape's types. Spark evaluates the general check only for those rows.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, integral_doubles: bool = False) -> None:
         self._learned: tuple[str, Any, str] | None = None  # (shape, its Spark type, an example text)
+        #: whether the text proof takes integers where the shape has DOUBLE (see ``build_plan``)
+        self.integral_doubles = integral_doubles
 
     def forget(self) -> None:
         self._learned = None
@@ -229,7 +235,7 @@ class SchemalessJson(ColumnConverter):
         if text_order is None:  # e.g. JSON written with spaces: the cheap check would never pass
             return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
         parsed_shape = variant_schema.parse(candidate)
-        regex = shape_regex(text_order, parsed_shape)
+        regex = shape_regex(text_order, parsed_shape, self.integral_doubles)
         if regex is not None:  # the cheap proof: the text itself says how to read it exactly
             # the match and the text split at its quotes in columns of their own: the ok flag and the value
             # both read the match, every field reads the pieces (Spark would otherwise match and split the

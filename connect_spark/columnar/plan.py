@@ -140,7 +140,7 @@ class _Utf8String(ColumnConverter):
                 c.isNull() | F.expr(f"is_valid_utf8(`{name}`)"))
 
 
-def _converter(converter: Any, which: str) -> ColumnConverter:
+def _converter(converter: Any, which: str, integral_doubles: bool) -> ColumnConverter:
     kind = type(converter)
     if kind is ByteArrayConverter:
         return _ByteArray()
@@ -149,7 +149,7 @@ def _converter(converter: Any, which: str) -> ColumnConverter:
             raise NotVectorizable(f"{which} StringConverter encoding {converter.encoding} (only UTF-8 is vectorized)")
         return _Utf8String()
     if kind is JsonConverter:
-        return EnvelopeJson(converter) if converter.schemas_enabled else SchemalessJson()
+        return EnvelopeJson(converter) if converter.schemas_enabled else SchemalessJson(integral_doubles)
     if kind is AvroConverter:  # Confluent's Avro: its own step, connect_spark.columnar.avro
         from connect_spark.columnar.avro import AvroColumns
 
@@ -499,22 +499,30 @@ def consumed_offsets(raw: "DataFrame") -> dict[TopicPartition, int]:
 
 
 def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
-               stages: list[tuple[str, Any, dict[str, Any], Any, dict[str, Any], bool]]) -> ColumnarPlan:
+               stages: list[tuple[str, Any, dict[str, Any], Any, dict[str, Any], bool]],
+               frame_task: bool = False) -> ColumnarPlan:
     """A plan from configured instances.
 
     ``stages``: (alias, transform, transform props, predicate or None, predicate props, negate).
+    ``frame_task``: the task takes the batch as a frame (a DataFrame task), where every row converted per
+    record is cast to the frame's types. Without transforms, schemaless JSON then proves integers of up to 15
+    digits where its shape has DOUBLE (per record an INT64, which the DOUBLE column holds exactly): a
+    producer that writes ``12`` for 12.0 costs nothing. Records built from the frame would carry 12.0 where
+    the per-record converter gives 12, and a transform could see the difference, so neither gets this.
 
     Raises:
         NotVectorizable: naming the first piece with no vectorized form.
     """
-    key = _converter(key_converter, "key.converter")
-    value = _converter(value_converter, "value.converter")
+    integral_doubles = frame_task and not stages
+    key = _converter(key_converter, "key.converter", integral_doubles)
+    value = _converter(value_converter, "value.converter", integral_doubles)
     steps = [transform_step(*stage, header_converter=header_converter) for stage in stages]
     return ColumnarPlan(key, value, steps, header_converter)
 
 
-def compile_plan(connector: "ConnectorConfig", worker: "WorkerConfig") -> ColumnarPlan | None:
-    """The vectorized plan of a connector, or ``None`` (reason logged at INFO) when a piece has none.
+def compile_plan(connector: "ConnectorConfig", worker: "WorkerConfig", frame_task: bool = False) -> ColumnarPlan | None:
+    """The vectorized plan of a connector, or ``None`` (reason logged at INFO) when a piece has none;
+    ``frame_task``: see :func:`build_plan`.
 
     Converters, transforms and predicates are instantiated and configured as ``runtime/tasks/builder``
     does; the plan keeps them only to read their settings (and the header converter, for records).
@@ -533,7 +541,7 @@ def compile_plan(connector: "ConnectorConfig", worker: "WorkerConfig") -> Column
             instance.configure(t.props)
             predicate, predicate_props = predicates[t.predicate] if t.predicate else (None, {})
             stages.append((t.alias, instance, t.props, predicate, predicate_props, t.negate))
-        return build_plan(converters[0], converters[1], converters[2], stages)
+        return build_plan(converters[0], converters[1], converters[2], stages, frame_task)
     except NotVectorizable as e:
         log.info("Connector %s uses the per-record conversion path: %s", connector.name, e)
         return None

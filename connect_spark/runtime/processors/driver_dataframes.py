@@ -57,7 +57,7 @@ class DataFrameProcessor(DriverTasks):
                      setup.connector.name, setup.task_class.__name__, len(setup.task_configs))
         super().__init__(setup, setup.task_configs[:1])
         self.spark = setup.spark
-        self.plan = compile_plan(setup.connector, setup.worker)
+        self.plan = compile_plan(setup.connector, setup.worker, frame_task=True)  # the DataFrame task takes the frame
         # the first batch's shapes are learned from its head read with a Kafka client, not a Spark job
         servers = setup.client_config.get("bootstrap.servers")
         sampler = None
