@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from tests.integration.frame_batches import (
+    deliver_clean_then_mixed,
     deliver_frame,
     delta_offsets_history,
     open_delta_task,
@@ -54,6 +55,28 @@ def test_odd_rows_are_converted_by_the_write_itself_in_one_commit(spark, tmp_pat
     table = _table(spark, path)
     assert sorted(table) == [i for i in range(40) if i not in (24, 25)]
     assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23 and table[23]["user"] == "u-23"
+
+
+def test_the_write_bounds_its_arrow_batches_by_record_count_alone_and_restores_the_setting(spark, tmp_path):
+    from connect_spark.runtime.processors.fallback_in_write import ARROW_BYTES_KEY
+
+    frames, task, path = _setup(spark, tmp_path)
+    before = spark.conf.get(ARROW_BYTES_KEY, None)
+    seen = []
+    put = task.put_dataframe_batch
+
+    def observed(frame, *args):
+        seen.append(frame.sparkSession.conf.get(ARROW_BYTES_KEY, None))
+        return put(frame, *args)
+
+    task.put_dataframe_batch = observed
+    deliver_clean_then_mixed(spark, frames, task)
+    assert frames.fallback_rows == 2
+    # the clean batch and the guarded attempt at the mixed one run with the session's setting, the write that
+    # converts in the write without Spark's byte bound
+    assert seen[-1] == str(2**31 - 1) and set(seen[:-1]) == {before}
+    assert spark.conf.get(ARROW_BYTES_KEY, None) == before
+    assert sorted(_table(spark, path)) == [i for i in range(40) if i != 24]
 
 
 def test_a_row_the_frame_cannot_hold_sends_the_batch_the_checked_way_without_reporting_twice(spark, tmp_path):

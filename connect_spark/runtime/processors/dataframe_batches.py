@@ -143,12 +143,15 @@ class FrameBatches:
         reported again by a later attempt."""
         from connect_spark.columnar.plan import NEEDS_RECORD_PATH
 
+        from connect_spark.runtime.processors.fallback_in_write import arrow_batches_by_count
+
         assert self.in_write is not None
         frame = self.in_write.frame(output, frozenset(self._reported))
         if not single_job(frame):
             return False
         try:
-            put(frame)
+            with arrow_batches_by_count(frame.sparkSession):
+                put(frame)
         except Exception as e:
             self._take_report(ranges)
             if NEEDS_RECORD_PATH not in str(e):

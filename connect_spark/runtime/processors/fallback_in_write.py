@@ -35,8 +35,9 @@ from __future__ import annotations
 import json
 import logging
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
     from connect_spark.columnar.plan import PlanOutput
     from connect_spark.runtime.tasks.builder import TaskPlugins
 
-__all__ = ["InWriteConversion", "InWriteReport", "ReportSum", "FallbackConversion", "in_write_supported"]
+__all__ = ["InWriteConversion", "InWriteReport", "ReportSum", "FallbackConversion", "in_write_supported",
+           "arrow_batches_by_count", "ARROW_BYTES_KEY"]
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,35 @@ def in_write_supported(spark: "SparkSession") -> bool:
     except ImportError:
         return False
     return getattr(spark, "_jsparkSession", None) is not None
+
+
+#: Spark's byte bound of the Arrow batches a Python UDF receives; ``Int.MaxValue`` turns the check off
+ARROW_BYTES_KEY = "spark.sql.execution.arrow.maxBytesPerBatch"
+_UNBOUNDED = str(2**31 - 1)
+
+
+@contextmanager
+def arrow_batches_by_count(session: "SparkSession") -> Iterator[None]:
+    """Within the block, ``session``'s Arrow batches for Python UDFs are bounded by their record count alone
+    (``spark.sql.execution.arrow.maxRecordsPerBatch``, 10,000 by default); the setting is restored after.
+
+    Called by :class:`~connect_spark.runtime.processors.dataframe_batches.FrameBatches` around the write of a
+    frame from :meth:`InWriteConversion.frame`, in the thread that runs the micro-batch; ``session`` is the
+    batch's own (a streaming query runs its batches in a clone of the user's session, so no other query sees
+    the change). Spark checks its byte bound by walking the batch's Arrow vectors after every row it adds,
+    which cost the write more than half of what converting inside it adds to a clean write (measured: 250,000
+    rows with 1 % falling back, 1.0 against 0.45 CPU-s above the clean write). In this UDF's input only the
+    rows that fall back carry their raw bytes; every other row is a null.
+    """
+    previous = session.conf.get(ARROW_BYTES_KEY, None)
+    session.conf.set(ARROW_BYTES_KEY, _UNBOUNDED)
+    try:
+        yield
+    finally:
+        if previous is None:
+            session.conf.unset(ARROW_BYTES_KEY)
+        else:
+            session.conf.set(ARROW_BYTES_KEY, previous)
 
 
 class InWriteConversion:
