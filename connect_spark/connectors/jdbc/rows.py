@@ -406,7 +406,7 @@ def table_batches(records: Sequence[SinkRecord], config: JdbcSinkConfig, layouts
 
 def _with_layouts(records: list[SinkRecord], layouts: LayoutCache) -> list[tuple[SinkRecord, RecordLayout]]:
     """Each record with its layout. A record with the same key and value schemas as the record before it,
-    both set (a layout the cache keeps), takes that record's layout without a lookup."""
+    both set, takes that record's layout without a lookup (a schemaless one is looked up by its shape)."""
     entries: list[tuple[SinkRecord, RecordLayout]] = []
     last_key_schema = last_value_schema = last_layout = None
     for record in records:
