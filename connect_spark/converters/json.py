@@ -8,8 +8,10 @@ JSON is the value itself and the schema is ``None``: integral numbers become INT
 numbers FLOAT64, objects maps and arrays lists.
 
 JSON is parsed with the standard library (numbers with a fraction or exponent are read as
-``decimal.Decimal`` first, so a Decimal in ``NUMERIC`` format keeps every digit); it is written with
-``orjson`` when that package is installed and the standard library otherwise.
+``decimal.Decimal`` first, so a Decimal in ``NUMERIC`` format keeps every digit); JSON without schemas
+is parsed with ``orjson`` when that package is installed, with the same result (``read_schemaless`` in
+:mod:`connect_spark.converters.json_fast`). It is written with ``orjson`` when installed and the standard
+library otherwise.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from connect_spark.api.data.java_semantics import (
 from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
 from connect_spark.converters.base import converter_config_def, converter_type
-from connect_spark.converters.json_fast import EnvelopeCache, compile_payload_converter
+from connect_spark.converters.json_fast import NOT_READ, EnvelopeCache, compile_payload_converter, read_schemaless
 from connect_spark.lru_cache import LruCache
 
 try:  # optional, faster serialization
@@ -296,10 +298,15 @@ class JsonConverter(Converter, HeaderConverter):
         """
         if value is None or len(value) == 0:
             return SchemaAndValue(None, None)
-        if self.schemas_enabled and type(value) is bytes:
-            fast = self._envelopes.convert(value)
-            if fast is not None:
-                return fast
+        if type(value) is bytes:
+            if self.schemas_enabled:
+                fast = self._envelopes.convert(value)
+                if fast is not None:
+                    return fast
+            else:
+                plain = read_schemaless(value)
+                if plain is not NOT_READ:
+                    return SchemaAndValue(None, plain)
         try:
             node = _loads(bytes(value))
         except (ValueError, RecursionError) as e:

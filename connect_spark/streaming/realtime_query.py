@@ -12,6 +12,14 @@ Called by :class:`connect_spark.runtime.worker.connector_runner.ConnectorRunner`
 :class:`QueryGenerations` (the processor, :class:`connect_spark.runtime.realtime.processor.RealtimeProcessor`,
 hands it the writer where a micro-batch query gets its ``foreachBatch`` function).
 
+**A clean stop ends at a batch end.** ``StreamingQuery.stop()`` kills the running batch's tasks, and with them
+the Python workers hosting the partitions' tasks: nothing runs their final commit, so what they put since the
+last commit tick would be delivered again on the next start. At a batch end each partition's writer closes
+normally and runs the final ``pre_commit`` → ``close`` → commit before Spark counts the batch done. So
+:meth:`RealtimeQueryGenerations.stop` waits for the running batch to end (its progress is reported), at most
+:data:`STOP_WAIT_BATCHES` batches plus :data:`STOP_WAIT_EXTRA_S`, and stops the query right after. The next
+batch has then only just started: only records its tasks put in that moment are delivered again.
+
 Session settings (:func:`realtime_session_conf`, applied where connect_spark builds the session; a session of
 your own needs them too):
 
@@ -25,6 +33,7 @@ your own needs them too):
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from connect_spark.api.records import TopicPartition
@@ -38,7 +47,7 @@ if TYPE_CHECKING:
     from connect_spark.config.worker import WorkerConfig
 
 __all__ = ["RealtimeQueryGenerations", "realtime_session_conf", "MIN_BATCH_DURATION_KEY", "BUFFER_SIZE_KEY",
-           "REALTIME_BUFFER_SIZE"]
+           "REALTIME_BUFFER_SIZE", "STOP_WAIT_BATCHES", "STOP_WAIT_EXTRA_S"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +55,12 @@ MIN_BATCH_DURATION_KEY = "spark.sql.streaming.realTimeMode.minBatchDuration"
 BUFFER_SIZE_KEY = "spark.buffer.size"
 #: ``spark.buffer.size`` of a session running real-time connectors, unless the worker sets it.
 REALTIME_BUFFER_SIZE = "1024"
+#: A clean stop waits for the running batch to end for at most this many batch lengths ...
+STOP_WAIT_BATCHES = 2
+#: ... plus this many seconds (a batch end's commits, Spark's bookkeeping); then it stops the query anyway.
+STOP_WAIT_EXTRA_S = 10.0
+#: How often a stopping query's progress is looked at.
+STOP_POLL_S = 0.01
 
 
 def realtime_session_conf(worker: "WorkerConfig", connectors: Iterable["ConnectorConfig"]) -> dict[str, str]:
@@ -87,6 +102,34 @@ class RealtimeQueryGenerations(QueryGenerations):
                  self.generation, self.trigger_ms, checkpoint)
         return self.query
 
+    def stop(self, forget: bool = False) -> None:
+        """Stop the running generation right after its running batch ends (see the module docstring); called by
+        the connector runner on a stop, a pause or a restart, once the runner's own work is halted."""
+        query = self.query
+        if query is not None:
+            self._wait_for_batch_end(query)
+        super().stop(forget=forget)
+
+    def _wait_for_batch_end(self, query: "StreamingQuery") -> None:
+        """Return once ``query`` reports a batch newer than the one running now, has ended, or the wait ran out."""
+        try:
+            if not query.isActive:
+                return
+            running = _batch_id(query.lastProgress)
+            batch_s = (self.trigger_ms or 0) / 1000.0
+            deadline = time.monotonic() + STOP_WAIT_BATCHES * batch_s + STOP_WAIT_EXTRA_S
+            while query.isActive and time.monotonic() < deadline:
+                if _batch_id(query.lastProgress) != running:
+                    log.info("%s: stopping at the end of a real-time batch (its commits written)", self.connector_name)
+                    return
+                time.sleep(STOP_POLL_S)
+            if query.isActive:
+                log.warning("%s: no real-time batch ended within %.0f s; stopping in the middle of one (what its tasks "
+                            "put since their last commit is delivered again on the next start)", self.connector_name,
+                            STOP_WAIT_BATCHES * batch_s + STOP_WAIT_EXTRA_S)
+        except Exception as e:  # a query that cannot be asked is stopped as it is
+            log.warning("%s: waiting for the real-time batch to end raised %r", self.connector_name, e)
+
     def _lower_min_batch_duration(self, batch_ms: int) -> None:
         """Let batches as short as ``batch_ms`` through Spark's minimum (5 s unless set lower)."""
         current = self.spark.conf.get(MIN_BATCH_DURATION_KEY, None)
@@ -100,6 +143,13 @@ class RealtimeQueryGenerations(QueryGenerations):
     def batch_ranges(self, batch_id: int) -> dict[TopicPartition, tuple[int, int]] | None:
         """Not known in real-time mode (the writer never needs them)."""
         return None
+
+
+def _batch_id(progress: Any) -> int | None:
+    """The batch id of a query's last progress report (``None`` before the first)."""
+    if not progress:
+        return None
+    return progress.get("batchId") if isinstance(progress, dict) else getattr(progress, "batchId", None)
 
 
 def _milliseconds(value: str) -> int:

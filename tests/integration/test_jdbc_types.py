@@ -148,3 +148,23 @@ def test_typed_batches_copy_in_binary_and_tables_of_other_types_in_text(postgres
     assert rows == [(1, -128, 2**31 - 1, 3.0, decimal.Decimal("-0.125"), "é'\"\\\t\n,", decimal.Decimal("-0.05"), True),
                     (2, None, None, None, None, None, None, None)]
     task.stop()
+
+
+def test_schemaless_maps_of_several_shapes_are_written_each_with_its_own_values(postgres):
+    table = "jdbc_schemaless_shapes"
+    task = _task(postgres, table, fields_whitelist="id,name,score")
+
+    def record(value, offset):
+        return SinkRecord("t", 0, None, None, None, value, offset)
+
+    task.put([record({"id": 1, "name": "a", "score": 1.5, "extra": "x"}, 0), record({"id": 2, "score": 2}, 1),
+              record({"id": 3, "name": "c", "score": 3.25}, 2)])
+    task.put([record({"id": 4, "name": "d", "score": None}, 3), record({"id": 5, "name": "e", "score": 5.5}, 4),
+              record({"id": 6, "name": "f", "score": 6}, 5)])
+    types = dict(_rows(postgres, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = %s",
+                       table))
+    assert types == {"id": "bigint", "name": "text", "score": "double precision"}  # typed by the first record
+    assert _rows(postgres, f"SELECT id, name, score FROM {table} ORDER BY id") == [
+        (1, "a", 1.5), (2, None, 2.0), (3, "c", 3.25), (4, "d", None), (5, "e", 5.5), (6, "f", 6.0)]
+    assert task.pre_commit({TopicPartition("t", 0): 6}) == {TopicPartition("t", 0): 6}
+    task.stop()

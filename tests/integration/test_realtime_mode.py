@@ -184,6 +184,50 @@ def test_the_jdbc_sink_in_realtime_mode_writes_every_row_once_and_commits_them(
     assert rows() == [(i, f"n{i}") for i in range(40)]
 
 
+def test_a_clean_stop_commits_what_was_put_and_the_next_start_delivers_nothing_again(
+        spark, bootstrap_servers, topic_name, work_dir):
+    """Long batches and a commit tick longer than the test: only batch ends (and the stop) commit. Records of
+    ~1 KB reach the task while the first batch runs (Spark hands rows over per ``spark.buffer.size``), the
+    recording sink writes each ``put`` at once, and the stop comes as soon as the first one is written."""
+    create_topic(bootstrap_servers, topic_name, 2)
+    out = Path(work_dir) / "out"
+    name = f"rt-stop-{topic_name}"
+    worker = {**_realtime_worker(bootstrap_servers, work_dir), "trigger": "20s", "offset.flush.interval.ms": "600000"}
+    connector = {"name": name, "connector.class": "RecordingSink", "topics": topic_name, "recording.dir": str(out),
+                 "tasks.max": "2"}
+    pad = "x" * 1000
+
+    def values(label, count):
+        return [f"{label}-{i}-{pad}" for i in range(count)]
+
+    def written():
+        return sorted(decode_value(r["value"]).decode() for r in read_recorded_records(out))
+
+    standalone, thread = _run_in_process(spark, worker, connector)
+    try:
+        wait_for(lambda: standalone.runners and all(r.query is not None for r in standalone.runners),
+                 timeout=240, what="the query")
+        produce(bootstrap_servers, topic_name, [(i % 2, None, v.encode(), [], None)
+                                                for i, v in enumerate(values("first", 40))])
+        wait_for(lambda: len(written()) >= 1, timeout=120, what="the first record written")
+    finally:
+        _stop(standalone, thread)
+    end = topic_end_offsets(bootstrap_servers, topic_name)
+    assert written() == sorted(values("first", 40))
+    assert _group_offsets(bootstrap_servers, f"connect-{name}") == end
+    assert committed_offsets(worker, name) == end
+
+    produce(bootstrap_servers, topic_name, [(i % 2, None, v.encode(), [], None)
+                                            for i, v in enumerate(values("second", 6))])
+    standalone, thread = _run_in_process(spark, worker, connector)
+    try:
+        wait_for(lambda: len(written()) >= 46, timeout=240, what="the records produced between the runs")
+    finally:
+        _stop(standalone, thread)
+    assert written() == sorted(values("first", 40) + values("second", 6))  # none delivered twice
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
+
+
 PARTITIONS = 2
 TOTAL = 6_000
 CHUNK = 150

@@ -145,6 +145,69 @@ def test_schemaless_values_need_an_explicit_column_list():
     assert batch.rows == [(1, "a")]
 
 
+def _map_record(value, offset: int = 0, key=None) -> SinkRecord:
+    return SinkRecord("t", 0, None, key, None, value, offset)
+
+
+def test_schemaless_records_of_one_shape_share_a_layout_and_another_shape_compiles_its_own():
+    config = _config(fields_whitelist="id,name,score")
+    layouts = LayoutCache(config)
+    first = layouts.layout(_map_record({"id": 1, "name": "a", "score": 1.5, "extra": [1]}))
+    same = layouts.layout(_map_record({"id": 2, "name": "b", "score": 0.25, "other": {"x": 1}}))
+    assert same is first  # entries outside fields.whitelist do not matter
+    typed = {c.name: c.schema.type.name for c in first.columns}
+    assert typed == {"id": "INT64", "name": "STRING", "score": "FLOAT64"}
+    int_score = layouts.layout(_map_record({"id": 3, "name": "c", "score": 3}))
+    missing_name = layouts.layout(_map_record({"id": 4, "score": 4.5}))
+    bool_id = layouts.layout(_map_record({"id": True, "name": "e", "score": 5.5}))
+    assert len({id(first), id(int_score), id(missing_name), id(bool_id)}) == 4
+    assert {c.name: c.schema.type.name for c in int_score.columns}["score"] == "INT64"
+    assert {c.name: c.schema.type.name for c in missing_name.columns}["name"] == "STRING"  # None: a text column
+    assert {c.name: c.schema.type.name for c in bool_id.columns}["id"] == "BOOLEAN"
+    assert layouts.layout(_map_record({"id": 5, "score": 6.5})) is missing_name
+    with pytest.raises(ConnectException, match="schemaless list"):  # a value that is no map is still refused
+        layouts.layout(_map_record([1, 2]))
+    with pytest.raises(ConnectException, match="which no column type matches"):
+        layouts.layout(_map_record({"id": 6, "name": {"nested": 1}, "score": 1.0}))
+
+
+def test_a_batch_of_schemaless_records_of_several_shapes_gives_each_record_its_values():
+    config = _config(fields_whitelist="id,name,score")
+    records = [_map_record({"id": 1, "name": "a", "score": 1.5}, 0), _map_record({"id": 2, "score": 2}, 1),
+               _map_record({"id": 3, "name": "c", "score": 3.5}, 2), _map_record({"name": "d", "score": None}, 3),
+               _map_record({"id": 5, "name": "e", "score": 5.5}, 4)]
+    [batch] = table_batches(records, config, LayoutCache(config))
+    assert [(c.name, c.schema.type.name) for c in batch.columns] == [("id", "INT64"), ("name", "STRING"),
+                                                                     ("score", "FLOAT64")]  # typed by the first
+    assert batch.rows == [(1, "a", 1.5), (2, None, 2), (3, "c", 3.5), (None, "d", None), (5, "e", 5.5)]
+    assert batch.row_records == records and not batch.typed
+
+
+def test_a_schemaless_primitive_key_is_cached_by_its_type():
+    config = _config(pk_mode="record_key", pk_fields="k", fields_whitelist="v")
+    layouts = LayoutCache(config)
+    by_int = layouts.layout(_map_record({"v": "a"}, key=7))
+    assert layouts.layout(_map_record({"v": "b"}, key=8)) is by_int
+    by_text = layouts.layout(_map_record({"v": "c"}, key="seven"))
+    assert by_text is not by_int
+    assert [(c.name, c.schema.type.name, c.primary) for c in by_text.columns] == [("k", "STRING", True),
+                                                                                 ("v", "STRING", False)]
+    assert by_int.columns[0].schema.type.name == "INT64" and by_text.key(_map_record({}, key="x")) == ("x",)
+    by_map = layouts.layout(_map_record({"v": "d"}, key={"k": 9, "other": "x"}))
+    assert by_map is not by_int and by_map.row(_map_record({"v": "d"}, key={"k": 9})) == (9, "d")
+
+
+def test_record_value_keys_of_schemaless_values_follow_the_key_fields_types():
+    config = _config(pk_mode="record_value", pk_fields="id", fields_whitelist="name")
+    layouts = LayoutCache(config)
+    text_id = layouts.layout(_map_record({"id": "a", "name": "x"}))
+    int_id = layouts.layout(_map_record({"id": 1, "name": "x"}))
+    assert text_id is not int_id and layouts.layout(_map_record({"id": 2, "name": None})) is not int_id
+    assert [(c.name, c.schema.type.name, c.primary) for c in int_id.columns] == [("id", "INT64", True),
+                                                                                ("name", "STRING", False)]
+    assert int_id.key(_map_record({"id": 1, "name": "x"})) == (1,)
+
+
 def test_records_with_an_evolved_schema_share_one_column_list():
     wider = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("name", Schema.OPTIONAL_STRING_SCHEMA) \
         .field("at", Timestamp.builder().optional().build()).field("qty", Schema.OPTIONAL_INT32_SCHEMA).build()

@@ -7,7 +7,9 @@ write and the keys to delete, each with the record it came from (for the errant 
 A record's layout is compiled once per key/value schema pair (:class:`RecordLayout`), so a batch of
 records sharing a schema costs one tuple build per record. Connect schemas give the column types;
 schemaless values (maps, e.g. JSON without schemas) need ``fields.whitelist`` as the explicit column list,
-typed from the first value seen (or taken as the table has them).
+typed from the first value seen (or taken as the table has them). A schemaless record's layout depends on
+the Python types of the entries it reads (they decide the column types), so it is cached by those types
+(:func:`schemaless_shape`): records of the same shape share one layout, a record of another shape gets its own.
 
 Keys, as Confluent's sink reads them: ``kafka`` gives topic/partition/offset columns; ``record_key`` the
 key's fields (``pk.fields`` picks some) or, for a primitive key, one column named by ``pk.fields``;
@@ -33,7 +35,7 @@ from connect_spark.connectors.jdbc.dialect import Column, TableId
 from connect_spark.connectors.jdbc.target import table_for_topic
 
 __all__ = ["TableBatch", "RecordLayout", "LayoutCache", "ColumnSource", "column_source", "surviving",
-           "table_batches", "record_label"]
+           "table_batches", "record_label", "schemaless_shape"]
 
 _FLATTEN = "add the Flatten transform (transforms.flatten.type=org.apache.kafka.connect.transforms.Flatten$Value)"
 
@@ -160,6 +162,10 @@ def _positions_picker(indices: list[int]) -> Callable[[list[Any]], tuple]:
 
 def _tuple_reader(getters: Sequence[Getter]) -> Callable[[SinkRecord], tuple]:
     """One function reading all of ``getters`` from a record, as a tuple (compiled once per layout)."""
+    if getters and all(isinstance(g, _MapGetter) for g in getters):
+        sides = {g.on_key for g in getters}  # type: ignore[union-attr]
+        if len(sides) == 1:
+            return _map_reader(sides.pop(), tuple(g.name for g in getters))  # type: ignore[union-attr]
     if not getters or not all(isinstance(g, _FieldGetter) for g in getters):
         return lambda record: tuple([get(record) for get in getters])
     runs: list[tuple[bool, list[int]]] = []  # consecutive fields of the same side
@@ -203,10 +209,29 @@ def _timestamp_writer(zone: str) -> Callable[[Any], Any]:
 _KAFKA_GETTERS: tuple[Getter, ...] = (lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset)
 
 
-def _map_getter(side: str, name: str) -> Getter:
-    if side == "key":
-        return lambda r: r.key.get(name) if isinstance(r.key, dict) else None
-    return lambda r: r.value.get(name) if isinstance(r.value, dict) else None
+class _MapGetter:
+    """Reads one entry of a schemaless key or value map (``None`` when the entry, or the map, is absent)."""
+
+    __slots__ = ("on_key", "name")
+
+    def __init__(self, side: str, name: str) -> None:
+        self.on_key = side == "key"
+        self.name = name
+
+    def __call__(self, record: SinkRecord) -> Any:
+        data = record.key if self.on_key else record.value
+        return data.get(self.name) if isinstance(data, dict) else None
+
+
+def _map_reader(on_key: bool, names: tuple[str, ...]) -> Callable[[SinkRecord], tuple]:
+    """One function reading the entries ``names`` of a record's key or value map, as a tuple."""
+    absent = (None,) * len(names)
+
+    def read(record: SinkRecord) -> tuple:
+        data = record.key if on_key else record.value
+        return tuple(map(data.get, names)) if isinstance(data, dict) else absent
+
+    return read
 
 
 _INFERRED = {bool: Schema.OPTIONAL_BOOLEAN_SCHEMA, int: Schema.OPTIONAL_INT64_SCHEMA,
@@ -225,25 +250,49 @@ def _inferred_schema(value: Any, name: str) -> Schema:
     return schema
 
 
+#: A task keeps at most this many layouts (schemas, and shapes of schemaless records); beyond, it starts afresh.
+MAX_LAYOUTS = 1024
+
+
+def schemaless_shape(data: Any, names: Sequence[str]) -> tuple:
+    """What a schemaless key's or value's columns depend on: the Python type of each entry ``names`` reads
+    (a missing entry is ``NoneType``), or, for data that is not a map, its type."""
+    if isinstance(data, dict):
+        get = data.get
+        return (dict, *[type(get(n)) for n in names])
+    return (type(data),)
+
+
 class LayoutCache:
-    """Record layouts by (key schema, value schema), compiled at first sight. One per task."""
+    """Record layouts, compiled at first sight. One per task.
+
+    Keyed by the record's (key schema, value schema) and, for a schemaless side the columns are read from,
+    by :func:`schemaless_shape` of the entries read: the value's ``fields.whitelist`` entries (and ``pk.fields``
+    in ``pk.mode=record_value``), the key's ``pk.fields`` entries (or the key's own type) in
+    ``pk.mode=record_key``. Those types decide the columns' types (:func:`_inferred_schema`), and nothing else
+    of the values goes into a layout."""
 
     def __init__(self, config: JdbcSinkConfig) -> None:
         self.config = config
-        self._layouts: dict[tuple[int, int, bool], tuple[Any, Any, RecordLayout]] = {}
+        self._layouts: dict[tuple, tuple[Any, Any, RecordLayout]] = {}
         self._timestamp = _timestamp_writer(config.db_timezone)
+        self._key_names = config.pk_fields if config.pk_mode == "record_key" else None
+        value_names = config.pk_fields if config.pk_mode == "record_value" else ()
+        self._value_names = tuple(dict.fromkeys((*value_names, *config.fields_whitelist)))
 
     def layout(self, record: SinkRecord) -> RecordLayout:
         """The layout of a non-tombstone record (or of a tombstone's key, for deletes)."""
         ks, vs = record.key_schema, record.value_schema
-        schemaless = vs is None and record.value is not None
-        cache_key = (id(ks), id(vs), schemaless)
+        key_shape = schemaless_shape(record.key, self._key_names) if ks is None and self._key_names is not None else ()
+        value_shape = schemaless_shape(record.value, self._value_names) if vs is None else ()
+        cache_key = (id(ks), id(vs), key_shape, value_shape)
         found = self._layouts.get(cache_key)
         if found is not None and found[0] is ks and found[1] is vs:
             return found[2]
         layout = self._compile(record)
-        if not schemaless and not (ks is None and record.key is not None):
-            self._layouts[cache_key] = (ks, vs, layout)  # schemaless layouts depend on values: not cached
+        if len(self._layouts) >= MAX_LAYOUTS:
+            self._layouts.clear()
+        self._layouts[cache_key] = (ks, vs, layout)  # the schemas kept alive: their ids stay theirs
         return layout
 
     # -- compilation ---------------------------------------------------------------------------
@@ -315,7 +364,7 @@ class LayoutCache:
                     f"columns: use a converter with schemas (value.converter.schemas.enable=true) or list the "
                     f"columns in {key_name}")
             return ([Column(n, _inferred_schema(data.get(n), n), primary) for n in names],
-                    [_map_getter(side, n) for n in names])
+                    [_MapGetter(side, n) for n in names])
         if schema.type is not Type.STRUCT:
             if side == "key":
                 if len(wanted) != 1:
@@ -357,7 +406,7 @@ def table_batches(records: Sequence[SinkRecord], config: JdbcSinkConfig, layouts
 
 def _with_layouts(records: list[SinkRecord], layouts: LayoutCache) -> list[tuple[SinkRecord, RecordLayout]]:
     """Each record with its layout. A record with the same key and value schemas as the record before it,
-    both set (a layout the cache keeps), takes that record's layout without a lookup."""
+    both set, takes that record's layout without a lookup (a schemaless one is looked up by its shape)."""
     entries: list[tuple[SinkRecord, RecordLayout]] = []
     last_key_schema = last_value_schema = last_layout = None
     for record in records:

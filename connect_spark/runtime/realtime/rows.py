@@ -31,11 +31,10 @@ READ_RANGE_STALL_S = 30.0
 def raw_batch(rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
     """An Arrow batch of :data:`~connect_spark.streaming.raw_batch.RAW_ARROW_SCHEMA` from rows in that column order
     (``headers`` a list of ``(key, value)`` pairs)."""
-    columns: list[list[Any]] = [[] for _ in RAW_ARROW_SCHEMA.names]
-    for row in rows:
-        for i in range(7):
-            columns[i].append(row[i])
-        columns[7].append([{"key": h[0], "value": h[1]} for h in (row[7] or ())])
+    width = len(RAW_ARROW_SCHEMA.names)
+    columns: list[Any] = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(width)]
+    columns[width - 1] = [[{"key": h[0], "value": h[1]} for h in headers] if headers else []
+                          for headers in columns[width - 1]]
     return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, RAW_ARROW_SCHEMA)],
                                       schema=RAW_ARROW_SCHEMA)
 
