@@ -135,12 +135,7 @@ class PartitionTask:
         committed = group_offset(self.admin_kwargs, self.group_id, self.tp)
         if committed is None:
             committed = self.spec.positions.get(self.tp, first_offset)
-        loop = self.unit.new_loop(self._commit)
-        loop.started = True
-        context = self.unit.context
-        context.pending_offsets.clear()
-        context.pending_timeout_ms = -1
-        context.commit_requested = False
+        loop = self.unit.fresh_loop(self._commit, self.unit.context.paused)
         self.loop = loop
         loop.open({self.tp: committed})
         start = loop.take_rewinds().get(self.tp, committed)

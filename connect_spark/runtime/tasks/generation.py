@@ -187,14 +187,7 @@ class _CachedTask:
 
     def new_generation(self, committed_sink: dict[TopicPartition, int], paused: Iterable[TopicPartition]) -> WorkerSinkTask:
         """A fresh task loop around the started instance, committing into ``committed_sink``."""
-        worker_task = self.unit.new_loop(committed_sink.update)
-        worker_task.started = True
-        context = self.unit.context
-        context.pending_offsets.clear()
-        context.pending_timeout_ms = -1
-        context.commit_requested = False
-        context.paused = set(paused)
-        return worker_task
+        return self.unit.fresh_loop(committed_sink.update, paused)
 
     def stop(self) -> None:
         self.unit.worker_task.stop()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -94,6 +94,22 @@ class TaskUnit:
             clock=self.clock,
         )
         return self.worker_task
+
+    def fresh_loop(self, commit: CommitFunction, paused: Iterable[TopicPartition] = ()) -> WorkerSinkTask:
+        """A new loop around the already started instance (:meth:`new_loop`, marked started), with the context's
+        requests of the previous loop dropped (offsets, timeout, commit) and ``paused`` as its paused partitions.
+
+        Called where one started task serves loop after loop: executor mode at each micro-batch's generation
+        (:mod:`connect_spark.runtime.tasks.generation`), real-time mode at each long batch of a partition
+        (:mod:`connect_spark.runtime.realtime.partition_task`).
+        """
+        loop = self.new_loop(commit)
+        loop.started = True
+        self.context.pending_offsets.clear()
+        self.context.pending_timeout_ms = -1
+        self.context.commit_requested = False
+        self.context.paused = set(paused)
+        return loop
 
     def await_dead_letters(self) -> None:
         """Block until every dead letter queue write made so far is acknowledged; raises when one failed."""
