@@ -173,8 +173,10 @@ class SchemalessJson(ColumnConverter):
     The shape is chosen on the first :data:`SAMPLE_ROWS` rows (one small job); every row is then
     checked against it. A row converts exactly when its own shape is that shape: same keys, no nulls
     where the shape has a type, integers where it has BIGINT, fractions where it has DECIMAL/DOUBLE
-    (both FLOAT64, as the per-record converter reads them; with ``integral_doubles``, short integers
-    there too, see :func:`~connect_spark.columnar.plan.build_plan`). Shapes whose values cannot be told apart
+    (both FLOAT64, as the per-record converter reads them). With ``fitted_to_frame`` (a DataFrame task
+    without transforms, see :func:`~connect_spark.columnar.plan.build_plan`), short integers pass there too,
+    and so do objects that leave out some of the shape's fields or hold nulls in them
+    (:func:`~connect_spark.columnar.variant_schema.fewer_fields_regex`). Shapes whose values cannot be told apart
     after parsing (arrays mixing integers and fractions, arrays of objects, integers beyond 64 bits)
     are never chosen.
 
@@ -186,14 +188,15 @@ class SchemalessJson(ColumnConverter):
     the row is parsed with ``from_json`` and must re-serialize (``to_json``) to exactly its own text instead.
     ``NaN`` and single quotes never pass either, nor ``-0.0`` where the row is parsed (the expression reads it
     as 0.0, as the per-record converter does). Rows that fail it (other spacing or key order, escapes, exponents)
-    take the general check: the row's variant shape equals the chosen one, and its value is the variant
-    cast to the shape's types. Spark evaluates the general check only for those rows.
+    take the general check: the row's variant shape equals the chosen one (or has fewer fields, as above), and
+    its value is the variant cast to the shape's types (a field the object lacks is null). Spark evaluates the general check only for those rows.
     """
 
-    def __init__(self, integral_doubles: bool = False) -> None:
+    def __init__(self, fitted_to_frame: bool = False) -> None:
         self._learned: tuple[str, Any, str] | None = None  # (shape, its Spark type, an example text)
-        #: whether the text proof takes integers where the shape has DOUBLE (see ``build_plan``)
-        self.integral_doubles = integral_doubles
+        #: whether every row converted per record is fitted to the frame's types (see ``build_plan``): the text
+        #: proof then takes integers where the shape has DOUBLE, and the general check objects with fewer fields
+        self.fitted_to_frame = fitted_to_frame
 
     def forget(self) -> None:
         self._learned = None
@@ -227,15 +230,18 @@ class SchemalessJson(ColumnConverter):
             null_part = Part(F.lit(None).cast("string"), None, None, T.StringType())
             return null_part, empty | (utf8 & (shape == F.lit("VOID")))
         candidate, spark_type, example = usable
-        general_ok = shape.isin(candidate, "VOID")
-        general = F.when(empty | (shape != F.lit(candidate)), F.lit(None).cast(spark_type)).otherwise(
-            parsed.cast(spark_type))
+        same_shape = shape == F.lit(candidate)
+        fewer = variant_schema.fewer_fields_regex(candidate) if self.fitted_to_frame else None
+        if fewer is not None:  # a missing or null field is a null column either way
+            same_shape = same_shape | F.coalesce(shape.rlike(fewer), F.lit(False))
+        general_ok = same_shape | (shape == F.lit("VOID"))
+        general = F.when(empty | ~same_shape, F.lit(None).cast(spark_type)).otherwise(parsed.cast(spark_type))
         text_order = (ordered_like(example, spark_type)
                       if isinstance(spark_type, T.StructType) and written_compactly(example) else None)
         if text_order is None:  # e.g. JSON written with spaces: the cheap check would never pass
             return Part(general, None, None, spark_type), empty | (utf8 & general_ok)
         parsed_shape = variant_schema.parse(candidate)
-        regex = shape_regex(text_order, parsed_shape, self.integral_doubles)
+        regex = shape_regex(text_order, parsed_shape, self.fitted_to_frame)
         if regex is not None:  # the cheap proof: the text itself says how to read it exactly
             # the match and the text split at its quotes in columns of their own: the ok flag and the value
             # both read the match, every field reads the pieces (Spark would otherwise match and split the

@@ -140,7 +140,7 @@ class _Utf8String(ColumnConverter):
                 c.isNull() | F.expr(f"is_valid_utf8(`{name}`)"))
 
 
-def _converter(converter: Any, which: str, integral_doubles: bool) -> ColumnConverter:
+def _converter(converter: Any, which: str, fitted_to_frame: bool) -> ColumnConverter:
     kind = type(converter)
     if kind is ByteArrayConverter:
         return _ByteArray()
@@ -149,7 +149,7 @@ def _converter(converter: Any, which: str, integral_doubles: bool) -> ColumnConv
             raise NotVectorizable(f"{which} StringConverter encoding {converter.encoding} (only UTF-8 is vectorized)")
         return _Utf8String()
     if kind is JsonConverter:
-        return EnvelopeJson(converter) if converter.schemas_enabled else SchemalessJson(integral_doubles)
+        return EnvelopeJson(converter) if converter.schemas_enabled else SchemalessJson(fitted_to_frame)
     if kind is AvroConverter:  # Confluent's Avro: its own step, connect_spark.columnar.avro
         from connect_spark.columnar.avro import AvroColumns
 
@@ -506,16 +506,18 @@ def build_plan(key_converter: Any, value_converter: Any, header_converter: Any,
     ``stages``: (alias, transform, transform props, predicate or None, predicate props, negate).
     ``frame_task``: the task takes the batch as a frame (a DataFrame task), where every row converted per
     record is cast to the frame's types. Without transforms, schemaless JSON then proves integers of up to 15
-    digits where its shape has DOUBLE (per record an INT64, which the DOUBLE column holds exactly): a
-    producer that writes ``12`` for 12.0 costs nothing. Records built from the frame would carry 12.0 where
-    the per-record converter gives 12, and a transform could see the difference, so neither gets this.
+    digits where its shape has DOUBLE (per record an INT64, which the DOUBLE column holds exactly), and objects
+    that leave out some of the shape's fields or hold nulls in them (per record a missing key, which the frame
+    holds as a null column): a producer that writes ``12`` for 12.0, or leaves out an optional field, costs
+    nothing. Records built from the frame would carry 12.0 where the per-record converter gives 12, and a
+    ``None`` for a key the value does not have, and a transform could see the difference, so neither gets this.
 
     Raises:
         NotVectorizable: naming the first piece with no vectorized form.
     """
-    integral_doubles = frame_task and not stages
-    key = _converter(key_converter, "key.converter", integral_doubles)
-    value = _converter(value_converter, "value.converter", integral_doubles)
+    fitted_to_frame = frame_task and not stages
+    key = _converter(key_converter, "key.converter", fitted_to_frame)
+    value = _converter(value_converter, "value.converter", fitted_to_frame)
     steps = [transform_step(*stage, header_converter=header_converter) for stage in stages]
     return ColumnarPlan(key, value, steps, header_converter)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from connect_spark.api.errors import ConnectException
 
-__all__ = ["parse", "to_spark", "NotVectorizable", "ShapeError"]
+__all__ = ["parse", "to_spark", "fewer_fields_regex", "NotVectorizable", "ShapeError"]
 
 _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*|\d+|[<>:,()])")
 
@@ -149,3 +149,54 @@ def to_spark(shape: tuple[str, Any]) -> Any:
             raise ShapeError(f"an array of {arg[0]}")
         return T.ArrayType(to_spark(arg), True)
     raise ShapeError(f"a {kind} value")
+
+
+def _top_level_fields(text: str) -> list[tuple[str, str]] | None:
+    """The ``(name, type)`` texts of an ``OBJECT<...>`` shape string's own fields, as the string spells them
+    (a name with its backquotes, a nested type whole), or ``None`` when ``text`` is not an object."""
+    if not (text.startswith("OBJECT<") and text.endswith(">")):
+        return None
+    body, fields, depth, start, i = text[len("OBJECT<"):-1], [], 0, 0, 0
+    while i < len(body):
+        c = body[i]
+        if c == "`":  # a quoted name: `` stands for one backquote; nothing inside counts as structure
+            i += 1
+            while i < len(body) and not (body[i] == "`" and body[i + 1:i + 2] != "`"):
+                i += 2 if body[i] == "`" else 1
+        elif c in "<(":
+            depth += 1
+        elif c in ">)":
+            depth -= 1
+        elif c == "," and depth == 0:
+            fields.append(body[start:i])
+            start = i + 2  # ", "
+        i += 1
+    if body:
+        fields.append(body[start:])
+    split = [field.partition(": ") for field in fields]
+    if any(not sep for _, sep, _ in split):
+        return None
+    return [(name, type_text) for name, _, type_text in split]
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Java regular expression that matches it literally (ASCII punctuation escaped)."""
+    return "".join(f"\\{c}" if c.isascii() and not c.isalnum() and c != "_" else c for c in text)
+
+
+def fewer_fields_regex(candidate: str) -> str | None:
+    """A Java regular expression over normalized shape strings: the shapes of objects that hold some of
+    ``candidate``'s fields, each with its type or ``VOID`` (null), and no other field; ``None`` when
+    ``candidate`` is not an object's shape.
+
+    For a task whose rows are fitted to the frame's columns, such an object converts as ``candidate``'s
+    does: a missing field and a null one are both a null column there, and the others keep their values.
+    ``schema_of_variant`` lists an object's fields sorted by name, as ``candidate`` does, so the fields a
+    row holds appear in the same order.
+    """
+    fields = _top_level_fields(candidate)
+    if fields is None:
+        return None
+    optional = "".join(f"(?:(?:(?<=<)|, ){_literal(name)}: (?:{_literal(type_text)}|VOID))?"
+                       for name, type_text in fields)
+    return f"\\AOBJECT<{optional}>\\z"

@@ -1,0 +1,77 @@
+"""A DataFrame task's plan converts schemaless JSON objects that leave out some of the shape's fields, or hold
+nulls in them, in Spark: its frame then holds what the per-record converter gives once fitted to the frame
+(a missing key is a null column there), which is what the runtime does with every row it converts per record.
+
+Real Spark, raw batches built in memory; the expected frame is the per-record conversion of the same rows
+(:class:`~connect_spark.runtime.conversion.records.RecordConverter`), fitted to the plan's frame types.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from connect_spark.columnar.fit_to_frame import arrow_fitted
+from connect_spark.columnar.plan import compile_plan
+from connect_spark.columnar.records import fit_records_to_frame
+from connect_spark.runtime.conversion.sink_records import raw_records
+from connect_spark.runtime.tasks.builder import build_task_plugins
+from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
+from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
+
+#: the first ten rows are the shape's; the next ones leave fields out or null them; the last ones are other shapes
+VALUES = [('{"id":%d,"user":"u-%d","amount":%d.25,"note":"n"}' % (i, i, i)) for i in range(10)] + [
+    '{"id":10,"user":"u-10","amount":10.25}',                  # the optional note left out
+    '{"id":11,"user":"u-11","amount":11.25,"note":null}',      # ... or null
+    '{"id":12,"note":"n"}',                                    # two fields left out
+    '{"user":"u-13","amount":null,"id":13}',                   # another key order, a null
+    '{}',
+    '{"id":15,"user":"u-15","amount":15.25,"note":"n","coupon":"x"}',  # a field the shape lacks
+    '{"id":16,"user":"u-16","amount":"12.5"}',                          # a string where the shape has a fraction
+    '{"id":17,"user":17}',                                              # a number where it has a string
+]
+FEWER = list(range(10, 15))
+OTHER_SHAPES = [15, 16, 17]
+
+
+def _rows() -> list[tuple]:
+    return [raw_row(i, value.encode()) for i, value in enumerate(VALUES)]
+
+
+def _split(spark, tmp_path, frame_task: bool, **props: str) -> tuple[pa.Table, list[int], list]:
+    connector, worker = plan_connector(tmp_path, **{**SCHEMALESS, **props})
+    plan = compile_plan(connector, worker, frame_task=frame_task)
+    assert plan is not None
+    out = plan.apply(spark.createDataFrame(_rows(), RAW_DDL))
+    good = out.good.toArrow()
+    fallback = sorted(out.fallback.toArrow().column("offset").to_pylist())
+    converter = build_task_plugins(connector, worker, 0).converter
+    raw = pa.Table.from_pylist([dict(zip(RAW_COLUMNS, r)) for r in _rows()], RAW_ARROW_SCHEMA)
+    return good, fallback, converter.convert(raw_records(raw)).records
+
+
+def test_a_frame_task_converts_objects_with_fields_left_out_or_null_as_the_per_record_rows_fitted_to_the_frame(
+        spark, tmp_path):
+    good, fallback, records = _split(spark, tmp_path, frame_task=True)
+    assert fallback == OTHER_SHAPES
+    converted = [r for r in records if r.kafka_offset in FEWER]
+    assert "note" not in converted[0].value and converted[1].value["note"] is None  # per record: missing, null
+    per_record = arrow_fitted(fit_records_to_frame([r for r in records if r.kafka_offset not in fallback])
+                              .table.select(["offset", "value"]), good.schema)
+    by_offset = dict(zip(good.column("offset").to_pylist(), good.column("value").to_pylist()))
+    assert by_offset == dict(zip(per_record.column("offset").to_pylist(), per_record.column("value").to_pylist()))
+    assert [by_offset[i] for i in FEWER] == [
+        {"id": 10, "user": "u-10", "amount": 10.25, "note": None},
+        {"id": 11, "user": "u-11", "amount": 11.25, "note": None},
+        {"id": 12, "user": None, "amount": None, "note": "n"},
+        {"id": 13, "user": "u-13", "amount": None, "note": None},
+        {"id": None, "user": None, "amount": None, "note": None},
+    ]
+
+
+def test_fields_left_out_take_the_per_record_path_for_record_tasks_and_under_transforms(spark, tmp_path):
+    _, fallback, _ = _split(spark, tmp_path, frame_task=False)
+    assert fallback == [10, 11, 12, 13, 14, *OTHER_SHAPES]  # a record built from the frame would hold note=None
+    _, fallback, _ = _split(spark, tmp_path, frame_task=True, **{
+        "transforms": "tag", "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+        "transforms.tag.static.field": "source", "transforms.tag.static.value": "web"})
+    assert fallback == [10, 11, 12, 13, 14, *OTHER_SHAPES]  # a transform could tell a missing key from a null
