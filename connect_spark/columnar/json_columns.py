@@ -230,11 +230,16 @@ class SchemalessJson(ColumnConverter):
             null_part = Part(F.lit(None).cast("string"), None, None, T.StringType())
             return null_part, empty | (utf8 & (shape == F.lit("VOID")))
         candidate, spark_type, example = usable
-        same_shape = shape == F.lit(candidate)
+        # each check names ``shape`` once: Spark computes an expression named twice in one projection for
+        # every row, up front (its common subexpressions), where once it is computed only for the rows that
+        # reach it (those the cheap proof below refuses)
         fewer = variant_schema.fewer_fields_regex(candidate) if self.fitted_to_frame else None
-        if fewer is not None:  # a missing or null field is a null column either way
-            same_shape = same_shape | F.coalesce(shape.rlike(fewer), F.lit(False))
-        general_ok = same_shape | (shape == F.lit("VOID"))
+        if fewer is None:
+            general_ok = shape.isin(candidate, "VOID")
+            same_shape = shape == F.lit(candidate)
+        else:  # a missing or null field is a null column either way; the expression takes the candidate too
+            general_ok = F.coalesce(shape.rlike(f"{fewer}|\\AVOID\\z"), F.lit(False))
+            same_shape = F.coalesce(shape.rlike(fewer), F.lit(False))
         general = F.when(empty | ~same_shape, F.lit(None).cast(spark_type)).otherwise(parsed.cast(spark_type))
         text_order = (ordered_like(example, spark_type)
                       if isinstance(spark_type, T.StructType) and written_compactly(example) else None)

@@ -186,17 +186,24 @@ def _literal(text: str) -> str:
 
 def fewer_fields_regex(candidate: str) -> str | None:
     """A Java regular expression over normalized shape strings: the shapes of objects that hold some of
-    ``candidate``'s fields, each with its type or ``VOID`` (null), and no other field; ``None`` when
-    ``candidate`` is not an object's shape.
+    ``candidate``'s fields, each with its type or ``VOID`` (null), and no other field (a field that holds an
+    object: an object that holds some of its fields, the same way); ``None`` when ``candidate`` is not an
+    object's shape.
 
     For a task whose rows are fitted to the frame's columns, such an object converts as ``candidate``'s
     does: a missing field and a null one are both a null column there, and the others keep their values.
     ``schema_of_variant`` lists an object's fields sorted by name, as ``candidate`` does, so the fields a
     row holds appear in the same order.
     """
-    fields = _top_level_fields(candidate)
+    body = _fewer_fields(candidate)
+    return None if body is None else f"\\A{body}\\z"
+
+
+def _fewer_fields(shape: str) -> str | None:
+    """:func:`fewer_fields_regex` without its anchors; a nested object's field takes fewer fields too."""
+    fields = _top_level_fields(shape)
     if fields is None:
         return None
-    optional = "".join(f"(?:(?:(?<=<)|, ){_literal(name)}: (?:{_literal(type_text)}|VOID))?"
+    optional = "".join(f"(?:(?:(?<=<)|, ){_literal(name)}: (?:{_fewer_fields(type_text) or _literal(type_text)}|VOID))?"
                        for name, type_text in fields)
-    return f"\\AOBJECT<{optional}>\\z"
+    return f"OBJECT<{optional}>"

@@ -19,18 +19,19 @@ from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW
 from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
 
 #: the first ten rows are the shape's; the next ones leave fields out or null them; the last ones are other shapes
-VALUES = [('{"id":%d,"user":"u-%d","amount":%d.25,"note":"n"}' % (i, i, i)) for i in range(10)] + [
-    '{"id":10,"user":"u-10","amount":10.25}',                  # the optional note left out
-    '{"id":11,"user":"u-11","amount":11.25,"note":null}',      # ... or null
-    '{"id":12,"note":"n"}',                                    # two fields left out
-    '{"user":"u-13","amount":null,"id":13}',                   # another key order, a null
+VALUES = [('{"id":%d,"user":{"name":"u-%d","tier":2},"amount":%d.25,"note":"n"}' % (i, i, i)) for i in range(10)] + [
+    '{"id":10,"user":{"name":"u-10","tier":2},"amount":10.25}',       # the optional note left out
+    '{"id":11,"user":{"name":"u-11","tier":2},"amount":11.25,"note":null}',  # ... or null
+    '{"id":12,"note":"n"}',                                                  # two fields left out
+    '{"user":{"tier":null},"amount":null,"id":13}',            # another key order, nulls, a nested field left out
     '{}',
-    '{"id":15,"user":"u-15","amount":15.25,"note":"n","coupon":"x"}',  # a field the shape lacks
-    '{"id":16,"user":"u-16","amount":"12.5"}',                          # a string where the shape has a fraction
-    '{"id":17,"user":17}',                                              # a number where it has a string
+    '{"id":15,"user":{"name":"u-15","tier":2},"amount":15.25,"note":"n","coupon":"x"}',  # a field the shape lacks
+    '{"id":16,"user":{"name":"u-16","tier":2,"vip":true}}',             # ... also in a nested object
+    '{"id":17,"user":{"name":"u-17"},"amount":"12.5"}',                 # a string where the shape has a fraction
+    '{"id":18,"user":"u-18"}',                                          # a string where it has an object
 ]
 FEWER = list(range(10, 15))
-OTHER_SHAPES = [15, 16, 17]
+OTHER_SHAPES = [15, 16, 17, 18]
 
 
 def _rows() -> list[tuple]:
@@ -60,10 +61,10 @@ def test_a_frame_task_converts_objects_with_fields_left_out_or_null_as_the_per_r
     by_offset = dict(zip(good.column("offset").to_pylist(), good.column("value").to_pylist()))
     assert by_offset == dict(zip(per_record.column("offset").to_pylist(), per_record.column("value").to_pylist()))
     assert [by_offset[i] for i in FEWER] == [
-        {"id": 10, "user": "u-10", "amount": 10.25, "note": None},
-        {"id": 11, "user": "u-11", "amount": 11.25, "note": None},
+        {"id": 10, "user": {"name": "u-10", "tier": 2}, "amount": 10.25, "note": None},
+        {"id": 11, "user": {"name": "u-11", "tier": 2}, "amount": 11.25, "note": None},
         {"id": 12, "user": None, "amount": None, "note": "n"},
-        {"id": 13, "user": "u-13", "amount": None, "note": None},
+        {"id": 13, "user": {"name": None, "tier": None}, "amount": None, "note": None},
         {"id": None, "user": None, "amount": None, "note": None},
     ]
 

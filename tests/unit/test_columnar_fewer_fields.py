@@ -30,6 +30,9 @@ def _matches(shape: str, candidate: str = CANDIDATE) -> bool:
     "OBJECT<amount: VOID, id: BIGINT, note: VOID>",
     "OBJECT<`a, b`: VOID, nested: VOID>",
     "OBJECT<>",
+    "OBJECT<nested: OBJECT<x: BIGINT>>",                                  # a nested object with fewer fields
+    "OBJECT<nested: OBJECT<x: VOID, y: ARRAY<STRING>>, note: STRING>",
+    "OBJECT<nested: OBJECT<>>",
 ])
 def test_some_of_the_fields_with_their_types_or_null_pass(shape):
     assert _matches(shape)
@@ -42,7 +45,10 @@ def test_some_of_the_fields_with_their_types_or_null_pass(shape):
     "OBJECT<id: BIGINT, zzz: STRING>",
     "OBJECT<aaa: STRING, id: BIGINT>",
     "OBJECT<id: BIGINT, amount: FRACTION>",                    # not in schema_of_variant's order
-    "OBJECT<nested: OBJECT<x: BIGINT>>",                       # a nested object with fewer fields: not the same
+    "OBJECT<nested: OBJECT<x: STRING>>",                       # a nested field of another type
+    "OBJECT<nested: OBJECT<x: BIGINT, z: BIGINT>>",            # ... or one the candidate's object lacks
+    "OBJECT<nested: OBJECT<y: ARRAY<BIGINT>>>",
+    "OBJECT<nested: BIGINT>",
     "OBJECT<`a`: STRING>",
     "OBJECT<`a, b`: STRING, `a, b`: STRING>",                  # a field twice
     "OBJECT<id: BIGINT, id: BIGINT>",
