@@ -19,11 +19,12 @@ topic; :mod:`jobs.bench.runner` decides when. An arm whose plugin does not resol
   arm starts on loopback at its first run (one table per run, ``insert.mode=insert``, ``auto.create=true``) and stops
   in :meth:`Arm.close`; the topic's schemaless JSON goes in through JsonConverter without schemas and
   ``fields.whitelist`` (the sink's explicit column list for schemaless values, typed from the first value);
-* b1 — b on a topic where 1 % of the records need the per-record conversion path (the optional ``note``
-  left out: valid, but not of the batch's shape, so the vectorized plan cannot prove them);
+* b1 — b on a topic where 1 % of the records need the per-record conversion path (written by another
+  producer's serializer: keys in another order, a whole ``amount`` as an integer; valid, but the vectorized
+  plan cannot prove them, see :func:`jobs.bench.records.record_value`);
 * b2 — b0 (defaults, cold) on a topic where 1 % of the records are odd, with a dead letter queue: half
-  of them write ``amount`` as a string (records of another type: to the DLQ), half leave ``note`` out (valid,
-  but taken per record), as real topics carry them;
+  of them write ``amount`` as a string (records of another type: to the DLQ), half are b1's (valid, but
+  taken per record), as real topics carry them;
 * a0, b0 — a and b with their defaults (no Spark setting, no batch bound, no execution mode): the wall
   time of a cold ``--available-now`` run, start-up included, is the figure to compare.
 

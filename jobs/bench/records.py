@@ -6,6 +6,8 @@ The same shape feeds every arm; :data:`SPARK_SCHEMA_DDL` is its schema for ``fro
 
 from __future__ import annotations
 
+import json
+
 __all__ = ["SPARK_SCHEMA_DDL", "ID_FIELD", "FIELD_NAMES", "FIELD_COUNT", "record_key", "record_value"]
 
 ID_FIELD = "id"
@@ -36,11 +38,13 @@ def record_key(i: int) -> bytes:
 def record_value(i: int, ts_ms: int = 1_700_000_000_000, odd_every: int = 0, odd_mix: bool = False) -> bytes:
     """The JSON value of record ``i`` (unique ``id`` = ``i``).
 
-    ``odd_every`` > 0: every ``odd_every``-th record leaves out the optional ``note`` field: valid data
-    whose shape is not the batch's, which connect_spark's vectorized plan cannot prove, so those records
-    are converted per record (``note`` is null in the table). With ``odd_mix``, half of them write
-    ``amount`` as a string instead (``"amount":"12.5"``: a record of another type, for the dead letter
-    queue, see :func:`dead_letter_ids`).
+    ``odd_every`` > 0: every ``odd_every``-th record is written as another producer's serializer writes it:
+    its keys in alphabetical order and ``amount`` a whole number written as an integer (``"amount":12``). Valid
+    data that connect_spark's vectorized plan cannot prove (the keys' order refuses the text proof, and by its
+    parsed shape ``amount`` is an integer where the batch's is a fraction), so those records are converted
+    per record (``amount`` is a double in the table). With ``odd_mix``, half of them write ``amount`` as a
+    string instead (``"amount":"12.5"``: a record of another type, for the dead letter queue, see
+    :func:`dead_letter_ids`).
     """
     if odd_every and i % odd_every == 0:
         text = record_value(i, ts_ms)
@@ -48,7 +52,9 @@ def record_value(i: int, ts_ms: int = 1_700_000_000_000, odd_every: int = 0, odd
             start = text.index(b'"amount":') + len(b'"amount":')
             end = text.index(b",", start)
             return text[:start] + b'"12.5"' + text[end:]
-        return text[:text.index(b',"note":')] + b"}"
+        fields = json.loads(text)
+        fields["amount"] = int(fields["amount"])
+        return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
     return _TEMPLATE.format(
         id=i, user=i % 10_000, amount=(i % 100_000) * 0.37, status=_STATUSES[i % 4],
         country=_COUNTRIES[i % 8], device=_DEVICES[i % 3], ts=ts_ms + i, score=(i % 997) / 997,
