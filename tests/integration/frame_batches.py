@@ -16,10 +16,11 @@ from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.processors.dataframe_batches import FrameBatches
 from connect_spark.runtime.processors.fallback_in_write import InWriteConversion
 from connect_spark.runtime.tasks.builder import build_task_plugins
-from connect_spark.streaming.raw_batch import RAW_DDL
+from connect_spark.runtime.conversion.sink_records import raw_records
+from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
 from connect_spark.testing.harness import worker_properties
 
-__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "order_json", "plan_frames", "open_delta_task", "delta_offsets_history",
+__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "plan_and_per_record", "order_json", "plan_frames", "open_delta_task", "delta_offsets_history",
            "deliver_frame",
            "deliver_clean_then_mixed", "plain_delta_write_jobs"]
 
@@ -41,6 +42,23 @@ def plan_connector(tmp_path, **props: str) -> tuple[ConnectorConfig, WorkerConfi
     connector = ConnectorConfig({"name": "vec", "connector.class": "connect_spark.testing.recording.RecordingSinkConnector",
                                  "topics": "orders", "errors.tolerance": "all", **props})
     return connector, worker
+
+
+def plan_and_per_record(spark, tmp_path, rows: list[tuple], frame_task: bool, **props: str):
+    """The raw ``rows`` (:func:`raw_row`) through a schemaless JSON connector's plan and through its per-record
+    converter: the plan's good frame (an Arrow table), the offsets of the rows that fall back, and every
+    row's record converted per record."""
+    import pyarrow as pa
+
+    connector, worker = plan_connector(tmp_path, **{**SCHEMALESS, **props})
+    plan = compile_plan(connector, worker, frame_task=frame_task)
+    assert plan is not None
+    out = plan.apply(spark.createDataFrame(rows, RAW_DDL))
+    good = out.good.toArrow()
+    fallback = sorted(out.fallback.toArrow().column("offset").to_pylist())
+    converter = build_task_plugins(connector, worker, 0).converter
+    raw = pa.Table.from_pylist([dict(zip(RAW_COLUMNS, r)) for r in rows], RAW_ARROW_SCHEMA)
+    return good, fallback, converter.convert(raw_records(raw)).records
 
 
 def order_json(i: int, price: str = "%d.5") -> bytes:

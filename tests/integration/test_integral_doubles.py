@@ -11,12 +11,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from connect_spark.columnar.fit_to_frame import arrow_fitted
-from connect_spark.columnar.plan import compile_plan
 from connect_spark.columnar.records import fit_records_to_frame
-from connect_spark.runtime.conversion.sink_records import raw_records
-from connect_spark.runtime.tasks.builder import build_task_plugins
-from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
-from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
+from tests.integration.frame_batches import plan_and_per_record, raw_row
 
 #: amounts written the ways producers write a double; the first ten rows are plain fractions the shape comes from
 AMOUNTS = [f"{i}.25" for i in range(10)] + [
@@ -43,15 +39,7 @@ def _comparable(values: list) -> list:
 
 
 def _split(spark, tmp_path, frame_task: bool, **props: str) -> tuple[pa.Table, list[int], list]:
-    connector, worker = plan_connector(tmp_path, **{**SCHEMALESS, **props})
-    plan = compile_plan(connector, worker, frame_task=frame_task)
-    assert plan is not None
-    out = plan.apply(spark.createDataFrame(_rows(), RAW_DDL))
-    good = out.good.toArrow()
-    fallback = sorted(out.fallback.toArrow().column("offset").to_pylist())
-    converter = build_task_plugins(connector, worker, 0).converter
-    raw = pa.Table.from_pylist([dict(zip(RAW_COLUMNS, r)) for r in _rows()], RAW_ARROW_SCHEMA)
-    return good, fallback, converter.convert(raw_records(raw)).records
+    return plan_and_per_record(spark, tmp_path, _rows(), frame_task, **props)
 
 
 def test_a_frame_task_proves_short_integers_and_negative_zeros_as_the_per_record_rows_cast_to_the_frame(
