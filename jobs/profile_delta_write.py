@@ -61,11 +61,13 @@ def _variants(spark, bootstrap: str, work: Path):
     from connect_spark.streaming.source import raw_columns
     from jobs.bench.records import SPARK_SCHEMA_DDL
 
-    worker = WorkerConfig({"bootstrap.servers": bootstrap, "offset.storage.file.filename": str(work / "offsets")})
-    connector = ConnectorConfig({
-        "name": "profile", "connector.class": "DeltaSink", "topics": TOPIC, "delta.table.path": str(work / "t"),
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"})
+    converters = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                  "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                  "value.converter.schemas.enable": "false"}
+    worker = WorkerConfig({"bootstrap.servers": bootstrap, "offset.storage.file.filename": str(work / "offsets"),
+                           **converters})
+    connector = ConnectorConfig({"name": "profile", "connector.class": "DeltaSink", "topics": TOPIC,
+                                 "delta.table.path": str(work / "t"), **converters})
     plan = compile_plan(connector, worker, frame_task=True)
     assert plan is not None
 
