@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from connect_spark.api.data import Schema, SchemaBuilder, Struct, Type
 from connect_spark.api.errors import ConfigException, DataException

@@ -31,13 +31,10 @@ import decimal
 import enum
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from connect_spark.api.data.java_semantics import INT_BOUNDS
 from connect_spark.api.errors import DataException
-
-if TYPE_CHECKING:
-    from connect_spark.api.data.struct import Struct
 
 __all__ = [
     "Type",
