@@ -189,7 +189,8 @@ class SchemalessJson(ColumnConverter):
     ``NaN`` and single quotes never pass either, nor ``-0.0`` where the row is parsed (the expression reads it
     as 0.0, as the per-record converter does). Rows that fail it (other spacing or key order, escapes, exponents)
     take the general check: the row's variant shape equals the chosen one (or has fewer fields, as above), and
-    its value is the variant cast to the shape's types (a field the object lacks is null). Spark evaluates the general check only for those rows.
+    its value is the variant cast to the shape's types (a field the object lacks is null). Spark evaluates
+    the general check only for those rows.
     """
 
     def __init__(self, fitted_to_frame: bool = False) -> None:
