@@ -66,15 +66,16 @@ def order_json(i: int, price: str = "%d.5") -> bytes:
     return ('{"id":%d,"user":"u-%d","price":%s,"tags":[1,2]}' % (i, i, price % i if "%" in price else price)).encode()
 
 
-def plan_frames(spark, tmp_path, in_write: bool = False, **props: str) -> FrameBatches:
+def plan_frames(spark, tmp_path, in_write: bool = False, frame_task: bool = False, **props: str) -> FrameBatches:
     """The frame path of a schemaless JSON connector on ``orders`` (``props`` added to its configuration);
     ``in_write``: rows that fall back are converted inside the one-pass write, as the runtime does on a
-    classic session of Spark 4.1 and later, instead of taking the checked way."""
+    classic session of Spark 4.1 and later, instead of taking the checked way; ``frame_task``: the plan is
+    compiled as the runtime's DataFrame processor compiles it (``compile_plan(..., frame_task=True)``)."""
     connector, worker = plan_connector(tmp_path, **{**SCHEMALESS, **props})
     conversion = (InWriteConversion(spark, connector.resolved, worker.resolved, uuid.uuid4().hex) if in_write
                   else None)
-    return FrameBatches(spark, compile_plan(connector, worker), build_task_plugins(connector, worker, 0).converter,
-                        in_write=conversion)
+    return FrameBatches(spark, compile_plan(connector, worker, frame_task=frame_task),
+                        build_task_plugins(connector, worker, 0).converter, in_write=conversion)
 
 
 def open_delta_task(path: str, name: str, **props: str):

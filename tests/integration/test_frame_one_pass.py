@@ -84,6 +84,24 @@ def test_rows_for_the_per_record_path_are_written_beside_the_others_in_one_commi
     assert table[23]["price"] == 7.0 and table[23]["kafka_offset"] == 23
 
 
+def test_rows_that_leave_out_a_field_are_written_in_the_one_pass_with_it_null(spark, tmp_path):
+    frames = plan_frames(spark, tmp_path, frame_task=True)  # as the runtime's DataFrame processor compiles it
+    path = str(tmp_path / "orders")
+    task = open_delta_task(path, "fewer-fields")
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
+    rows[3] = raw_row(23, b'{"id":23,"price":23.5,"tags":[1,2]}', key=b"k")
+    rows[4] = raw_row(24, b'{"id":24,"user":null,"price":24.5}', key=b"k")
+    _, jobs = deliver_frame(spark, frames, task, rows, 1)
+    assert (frames.one_pass_batches, frames.checked_batches, frames.fallback_rows) == (2, 0, 0)
+    assert len(jobs) == plain_delta_write_jobs(spark, tmp_path), f"more than the write's own jobs: {jobs}"
+    table = {r["id"]: r for r in spark.read.format("delta").load(path).collect()}
+    assert sorted(table) == list(range(40))
+    assert (table[23]["user"], table[23]["tags"], table[23]["price"]) == (None, [1, 2], 23.5)
+    assert (table[24]["user"], table[24]["tags"], table[24]["price"]) == (None, None, 24.5)
+    assert table[22]["user"] == "u-22"
+
+
 def test_a_value_of_another_type_is_reported_without_building_the_batch_again_from_records(spark, tmp_path, caplog):
     """A string where the others hold a double is the batch's misfit: reported under errors.*, while the
     rows Spark converted and the per-record survivors that fit are written, and nothing is built twice."""
