@@ -13,16 +13,16 @@ import uuid
 from connect_spark.columnar.plan import batch_offset_ranges, compile_plan
 from connect_spark.config.connector import ConnectorConfig
 from connect_spark.config.worker import WorkerConfig
+from connect_spark.runtime.conversion.sink_records import raw_records
 from connect_spark.runtime.processors.dataframe_batches import FrameBatches
 from connect_spark.runtime.processors.fallback_in_write import InWriteConversion
 from connect_spark.runtime.tasks.builder import build_task_plugins
-from connect_spark.runtime.conversion.sink_records import raw_records
 from connect_spark.streaming.raw_batch import RAW_ARROW_SCHEMA, RAW_COLUMNS, RAW_DDL
 from connect_spark.testing.harness import worker_properties
 
-__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "plan_and_per_record", "order_json", "plan_frames", "open_delta_task", "delta_offsets_history",
-           "deliver_frame",
-           "deliver_clean_then_mixed", "plain_delta_write_jobs"]
+__all__ = ["SCHEMALESS", "raw_row", "plan_connector", "plan_and_per_record", "order_json", "plan_frames",
+           "open_delta_task", "delta_offsets_history", "deliver_frame", "deliver_clean_then_mixed",
+           "plain_delta_write_jobs"]
 
 
 SCHEMALESS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
