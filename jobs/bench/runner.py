@@ -202,7 +202,8 @@ def _run_arms(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, work_di
                              odd_every=odd_every, odd_mix=odd_mix)
         odd_topics[(odd_every, odd_mix)] = (odd_topic, odd_filled, end_offsets(settings.bootstrap_servers, odd_topic))
         echo(f"pre-filled {odd_topic}: every {odd_every}th record is odd"
-             + (" (half of them for the dead letter queue, half without note)" if odd_mix else " (without note: taken per record)"))
+             + (" (half of them for the dead letter queue, half as another producer writes them)" if odd_mix
+                else " (as another producer writes them: converted per record)"))
     results["prefill"] = {"topic": topic, "records": plan.records, "payload_bytes": filled.payload_bytes,
                           "avg_record_bytes": round(filled.payload_bytes / max(plan.records, 1), 1),
                           "seconds": round(filled.seconds, 1), "end_offsets": end}

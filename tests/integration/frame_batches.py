@@ -36,9 +36,10 @@ def raw_row(i: int, value: bytes | None, key: bytes | None = None, headers=None,
     return (topic, i % 2, i, ts, 0 if ts is not None else -1, key, value, headers or [])
 
 
-def plan_connector(tmp_path, **props: str) -> tuple[ConnectorConfig, WorkerConfig]:
-    """A connector on ``orders`` that tolerates every error, and a worker, for compiling a plan."""
-    worker = WorkerConfig(worker_properties("127.0.0.1:9", tmp_path))
+def plan_connector(tmp_path, bootstrap: str = "127.0.0.1:9", **props: str) -> tuple[ConnectorConfig, WorkerConfig]:
+    """A connector on ``orders`` that tolerates every error, and a worker on ``bootstrap`` (a broker that
+    never answers unless a test needs one: a dead letter queue), for compiling a plan."""
+    worker = WorkerConfig(worker_properties(bootstrap, tmp_path))
     connector = ConnectorConfig({"name": "vec", "connector.class": "connect_spark.testing.recording.RecordingSinkConnector",
                                  "topics": "orders", "errors.tolerance": "all", **props})
     return connector, worker
@@ -66,12 +67,14 @@ def order_json(i: int, price: str = "%d.5") -> bytes:
     return ('{"id":%d,"user":"u-%d","price":%s,"tags":[1,2]}' % (i, i, price % i if "%" in price else price)).encode()
 
 
-def plan_frames(spark, tmp_path, in_write: bool = False, frame_task: bool = False, **props: str) -> FrameBatches:
+def plan_frames(spark, tmp_path, in_write: bool = False, frame_task: bool = False, bootstrap: str = "127.0.0.1:9",
+                **props: str) -> FrameBatches:
     """The frame path of a schemaless JSON connector on ``orders`` (``props`` added to its configuration);
     ``in_write``: rows that fall back are converted inside the one-pass write, as the runtime does on a
     classic session of Spark 4.1 and later, instead of taking the checked way; ``frame_task``: the plan is
-    compiled as the runtime's DataFrame processor compiles it (``compile_plan(..., frame_task=True)``)."""
-    connector, worker = plan_connector(tmp_path, **{**SCHEMALESS, **props})
+    compiled as the runtime's DataFrame processor compiles it (``compile_plan(..., frame_task=True)``);
+    ``bootstrap``: the worker's brokers (see :func:`plan_connector`)."""
+    connector, worker = plan_connector(tmp_path, bootstrap, **{**SCHEMALESS, **props})
     conversion = (InWriteConversion(spark, connector.resolved, worker.resolved, uuid.uuid4().hex) if in_write
                   else None)
     return FrameBatches(spark, compile_plan(connector, worker, frame_task=frame_task),
@@ -104,10 +107,14 @@ def delta_offsets_history(spark, path: str) -> list[dict]:
     return [json.loads(r["userMetadata"])["connect_spark"]["offsets"] for r in rows]
 
 
-def deliver_frame(spark, frames: FrameBatches, task, rows, batch_id: int, extra_end: int = 0):
+def deliver_frame(spark, frames: FrameBatches, task, rows, batch_id: int, extra_end: int = 0,
+                  spark_partitions: int | None = None):
     """One batch of raw ``rows`` through ``frames`` into ``task.put_dataframe_batch``; ranges may end
-    ``extra_end`` past the last row. Returns the ranges and the ids of the Spark jobs the batch ran."""
+    ``extra_end`` past the last row; ``spark_partitions``: the batch's Spark partitions (one task each), as
+    ``createDataFrame`` slices it by default. Returns the ranges and the ids of the Spark jobs the batch ran."""
     raw = spark.createDataFrame(rows, RAW_DDL)
+    if spark_partitions is not None:
+        raw = raw.coalesce(spark_partitions)
     ranges = {tp: (start, end + extra_end) for tp, (start, end) in batch_offset_ranges(raw).items()}
     group = f"one-pass-{batch_id}-{uuid.uuid4().hex}"  # job groups outlive a test in the shared session
     spark.sparkContext.setJobGroup(group, "a frame batch")

@@ -17,8 +17,8 @@ With a vectorized plan (:func:`connect_spark.columnar.plan.compile_plan`) a batc
   A batch whose shapes are learned from its sample (its head, read on the driver) goes the checked way
   directly when rows of the sample need the per-record path.
 * **one pass converting its odd rows** (with an :class:`~connect_spark.runtime.processors.fallback_in_write.InWriteConversion`:
-  classic sessions of Spark 4.1+, connectors without a dead letter queue): a batch expected to hold rows
-  that need the per-record path (its sample has some, or the last batch had some), or whose guarded write
+  classic sessions of Spark 4.1+): a batch expected to hold rows that need the per-record path (its
+  sample has some, or the last batch had some), or whose guarded write
   was abandoned, is written from :meth:`~connect_spark.columnar.plan.PlanOutput.converted_in_write`: the
   write's own tasks convert those rows per record, so the batch is still read once and nothing is
   persisted. A converted row the frame cannot hold abandons that write too, and the batch takes the

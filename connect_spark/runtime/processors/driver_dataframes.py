@@ -66,9 +66,7 @@ class DataFrameProcessor(DriverTasks):
             client_kwargs.setdefault("bootstrap_servers", servers)
             sampler = BatchSampler(self.spark, client_kwargs)
         in_write = None
-        # with a dead letter queue the checked way stays: a write abandoned after some of its tasks wrote dead
-        # letters would leave the batch's second pass no exact list of them (see fallback_in_write)
-        if self.plan is not None and not setup.connector.dlq_topic and in_write_supported(self.spark):
+        if self.plan is not None and in_write_supported(self.spark):
             in_write = InWriteConversion(self.spark, setup.connector.resolved, setup.worker.resolved,
                                          uuid.uuid4().hex)
         self.frames = FrameBatches(self.spark, self.plan, self.units[0].plugins.converter, sampler, in_write)

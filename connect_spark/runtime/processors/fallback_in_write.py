@@ -11,23 +11,27 @@ converting them costs.
 
 On the executor (:class:`FallbackConversion`, called by Spark's Python worker for each Arrow batch of a
 write task) the rows are converted by the connector's own converters and transforms under ``errors.*``, as
-the driver would: tolerated failures are logged (``errors.log.enable``) and counted, and survivors whose key
-or value conflicts with the good rows' types are reported as misfits. What the executors did reaches the
-driver through an accumulator (:class:`InWriteReport`): how many rows fell back, which of them were not
-written, and the error counters, which the driver adds to the task's metrics.
+the driver would: tolerated failures are logged (``errors.log.enable``), sent to the dead letter queue
+(``errors.deadletterqueue.*``, by the Python worker's own producer) and counted, and survivors whose key or
+value conflicts with the good rows' types are reported as misfits. A task's dead letters are held until it
+has converted its last row, then written and acknowledged (:mod:`connect_spark.runtime.errors.held`): before
+the task ends, so before the sink commits the batch, and never by a task that failed. What the executors did
+reaches the driver through an accumulator
+(:class:`InWriteReport`): how many rows fell back, which of them were not written, and the error counters,
+which the driver adds to the task's metrics.
 
 A row the frame cannot hold (a field the good rows lack, which needs the table's schema to grow), and any
 error the connector does not tolerate, makes the UDF raise :data:`~connect_spark.columnar.plan.NEEDS_RECORD_PATH`:
 the write commits nothing and the batch takes the checked way, which grows the schema or fails the task
 with the connector's own error. The rows reported by the write's tasks that completed are left out of that
-second pass (a task cancelled when the write was abandoned may have logged a row that the second pass logs
-again).
+second pass; a task that failed reported to no accumulator, and wrote no dead letter. A row a failed task
+logged is logged again. Only a task that wrote its dead letters and was then cancelled, before it completed,
+leaves them to be written again: dead letters are written at least once, as Kafka Connect writes them again
+for the records it delivers again after a failure.
 
 Chosen by :class:`~connect_spark.runtime.processors.driver_dataframes.DataFrameProcessor` for classic sessions
-on Spark 4.1 and later (``arrow_udf``) and connectors without a dead letter queue: dead letters written by a
-task that was then cancelled reach no accumulator, so after an abandoned write the checked way could not
-tell which records are in the queue already and would write them twice. With a dead letter queue, and on
-Spark 4.0 or Spark Connect, batches with such rows take the checked way.
+on Spark 4.1 and later (``arrow_udf``); on Spark 4.0 or Spark Connect, batches with such rows take the
+checked way.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from connect_spark.columnar.plan import FRAME_DATA_COLUMNS, NEEDS_RECORD_PATH
 from connect_spark.columnar.fit_to_frame import arrow_fitted, spark_arrow_type
 from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
+from connect_spark.runtime.errors.dead_letter_queue import DeadLetterQueueReporter
+from connect_spark.runtime.errors.held import HeldReporter
 from connect_spark.runtime.processors.rejected_rows import report_misfits
 from connect_spark.runtime.python_worker.run_cache import RunCache
 from connect_spark.streaming.raw_batch import RAW_COLUMNS
@@ -171,7 +177,7 @@ class InWriteConversion:
         # filter pushed below it
         with warnings.catch_warnings():  # PySpark prefers type hints, which a callable object cannot give it
             warnings.simplefilter("ignore", UserWarning)
-            convert = arrow_udf(conversion, returned, ArrowUDFType.SCALAR).asNondeterministic()
+            convert = arrow_udf(conversion, returned, ArrowUDFType.SCALAR_ITER).asNondeterministic()
 
         def converted(raw: "Column") -> "Column":
             return convert(raw)
@@ -189,8 +195,10 @@ class FallbackConversion:
     """The Arrow UDF's function, pickled to the executors: raw rows (a struct of ``RAW_COLUMNS``, null for rows
     Spark converted) in, ``keep`` and the record frame's columns out (see the module docstring).
 
-    Called by Spark's Python worker once per Arrow batch of a write task. The converters, transforms and
-    error reporters are built once per Python worker and run (:func:`_plugins`), and rebuilt after a failure.
+    Called by Spark's Python worker once per write task, with the task's Arrow batches as an iterator. The
+    converters, transforms and error reporters are built once per Python worker and run (:func:`_plugins`),
+    and rebuilt after a failure; the task's dead letters are held and sent when its last batch is converted
+    (:class:`~connect_spark.runtime.errors.held.HeldReporter`).
     """
 
     def __init__(self, run_id: str, task_id: int, connector_props: dict[str, Any], worker_props: dict[str, Any],
@@ -203,7 +211,29 @@ class FallbackConversion:
         self.returned_json = returned_json
         self.reports = reports
 
-    def __call__(self, raw: pa.Array) -> pa.Array:
+    def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        plugins = _plugins_by_run.peek(self.run_id, self.task_id)
+        if plugins is not None:
+            _drop_held(plugins)  # an earlier task of this worker that did not finish: not this task's letters
+        for raw in batches:
+            yield self._converted(raw)
+        plugins = _plugins_by_run.peek(self.run_id, self.task_id)
+        if plugins is not None and _held_letters(plugins):
+            self._send_held(plugins)
+
+    def _send_held(self, plugins: "TaskPlugins") -> None:
+        """Send the task's held dead letters and wait for them; their counters go to the driver's report."""
+        before = plugins.error_handler.metrics.as_dict()
+        try:
+            for reporter in _held_reporters(plugins):
+                reporter.send_held()
+        except BaseException as e:
+            _forget(self.run_id, self.task_id)
+            raise RuntimeError(f"{NEEDS_RECORD_PATH}: dead letters not written: {type(e).__name__}: {e}") from e
+        self.reports.add(InWriteReport(0, set(), _changes(before, plugins.error_handler.metrics.as_dict())))
+
+    def _converted(self, raw: pa.Array) -> pa.Array:
+        """One Arrow batch of the task: its rows that fall back converted and placed, the others null."""
         returned = _returned_type(self.returned_json)
         if isinstance(raw, pa.ChunkedArray):
             raw = raw.combine_chunks()
@@ -261,11 +291,15 @@ def _convert(plugins: "TaskPlugins", raw: pa.StructArray, rows: list[int], retur
     written = set(order)
     unwritten = {coordinates for coordinates, i in position.items() if i not in written}
     placed = _placed(fitted, order, len(raw), returned, keep)
-    after = handler.metrics.as_dict()
+    return placed, unwritten, _changes(before, handler.metrics.as_dict())
+
+
+def _changes(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
+    """The error counters that moved from ``before`` to ``after``, as increments (the last error's time as is)."""
     counters = {name: after[name] - before[name] for name in after if after[name] != before[name]}
     if "last-error-timestamp" in counters:
         counters["last-error-timestamp"] = after["last-error-timestamp"]
-    return placed, unwritten, counters
+    return counters
 
 
 def _nullable(data_type: Any) -> Any:
@@ -329,13 +363,34 @@ _plugins_by_run: "RunCache[TaskPlugins]" = RunCache("converters", _close)
 
 
 def _plugins(conversion: FallbackConversion) -> "TaskPlugins":
-    """This Python worker's converters and reporters for the connector's run (those of earlier runs closed)."""
+    """This Python worker's converters and reporters for the connector's run (those of earlier runs closed);
+    the dead letter queue reporter holds its letters until the task's end."""
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.runtime.tasks.builder import build_task_plugins
 
-    return _plugins_by_run.get(conversion.run_id, conversion.task_id, lambda: build_task_plugins(
-        ConnectorConfig(conversion.connector_props), WorkerConfig(conversion.worker_props), conversion.task_id))
+    def build() -> "TaskPlugins":
+        plugins = build_task_plugins(ConnectorConfig(conversion.connector_props),
+                                     WorkerConfig(conversion.worker_props), conversion.task_id)
+        handler = plugins.error_handler
+        handler.reporters = [HeldReporter(r) if isinstance(r, DeadLetterQueueReporter) else r
+                             for r in handler.reporters]
+        return plugins
+
+    return _plugins_by_run.get(conversion.run_id, conversion.task_id, build)
+
+
+def _held_reporters(plugins: "TaskPlugins") -> list[HeldReporter]:
+    return [r for r in plugins.error_handler.reporters if isinstance(r, HeldReporter)]
+
+
+def _held_letters(plugins: "TaskPlugins") -> int:
+    return sum(r.held for r in _held_reporters(plugins))
+
+
+def _drop_held(plugins: "TaskPlugins") -> None:
+    for reporter in _held_reporters(plugins):
+        reporter.drop_held()
 
 
 def _forget(run_id: str, task_id: int) -> None:

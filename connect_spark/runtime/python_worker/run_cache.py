@@ -50,6 +50,11 @@ class RunCache(Generic[V]):
                 entry = self._entries[(run_id, key)] = build()
             return entry
 
+    def peek(self, run_id: str, key: Hashable) -> V | None:
+        """The entry of ``(run_id, key)`` if one was built, else ``None`` (nothing is built or stopped)."""
+        with self.lock:
+            return self._entries.get((run_id, key))
+
     def evict(self, run_id: str, key: Hashable) -> None:
         """Stop and forget the entry of ``(run_id, key)``, if any."""
         with self.lock:
