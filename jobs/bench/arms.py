@@ -79,12 +79,13 @@ class BenchSettings:
 
 @dataclass
 class RunSpec:
-    """One run of one arm: its topic, a unique id (connector name, group, folders) and its folder."""
+    """One run of one arm: its topic, a unique id (connector name, group, folders), its folder and the broker."""
 
     topic: str
     run_id: str
     work: Path
     available_now: bool
+    bootstrap_servers: str = ""
 
 
 class Launched:
@@ -306,7 +307,8 @@ class RealtimeArm(ConnectSparkArm):
         return worker
 
     def launch(self, settings: BenchSettings, spec: RunSpec) -> Launched:
-        streaming = RunSpec(spec.topic, spec.run_id, spec.work, available_now=False)
+        streaming = RunSpec(spec.topic, spec.run_id, spec.work, available_now=False,
+                            bootstrap_servers=spec.bootstrap_servers)
         return super().launch(settings, streaming)
 
 
@@ -452,7 +454,9 @@ def _delta_dlq_arm() -> "ConnectSparkArm":
 
     return ConnectSparkArm(
         "b2", "connect_spark DeltaSink with its defaults, 1 % odd records, DLQ (cold, wall time)", "DeltaSink", props,
-        lambda spec, ids: health.delta_health(spec.work / "table", ids, dead_letter_ids(ids, ODD_EVERY)),
+        lambda spec, ids: health.with_dead_letters(
+            health.delta_health(spec.work / "table", ids, dead_letter_ids(ids, ODD_EVERY)),
+            spec.bootstrap_servers, f"{spec.run_id}-dlq", dead_letter_ids(ids, ODD_EVERY)),
         _SCHEMALESS_JSON_CONVERTERS, defaults=True, odd_every=ODD_EVERY, odd_mix=True)
 
 

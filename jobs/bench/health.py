@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -116,6 +116,20 @@ def delta_health(table: str | Path, expected_ids: range, absent_ids: Iterable[in
         chunks.append(parquet.read(columns=[ID_FIELD]).column(0).to_numpy(zero_copy_only=False).astype(np.int64))
     ids = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
     return _count(ids, expected_ids, len(paths), commits, notes=sorted(set(notes))[:3], absent_ids=absent_ids)
+
+
+def with_dead_letters(found: Health, bootstrap_servers: str, topic: str, expected_ids: Iterable[int]) -> Health:
+    """``found`` (the table's health) with the dead letter queue ``topic`` read as well: each id of
+    ``expected_ids`` must be there exactly once (a letter twice counts as a duplicate, one absent as missing)."""
+    from connect_spark.testing.kafka import read_topic
+
+    letters = [int(m.group(1)) for r in read_topic(bootstrap_servers, topic) if (m := JSON_ID.search(r.value or b""))]
+    expected = set(expected_ids)
+    twice = len(letters) - len(set(letters))
+    absent = len(expected - set(letters))
+    note = f"dead letters {len(letters)} of {len(expected)}"
+    return replace(found, duplicates=found.duplicates + twice, missing=found.missing + absent,
+                   notes=[*found.notes, note])
 
 
 def table_health(conninfo: str, table: str, expected_ids: range) -> Health:

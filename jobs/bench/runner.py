@@ -214,7 +214,8 @@ def _run_arms(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, work_di
         for arm in available:
             run_id = f"bench-{session}-{arm.key}-r{round_no}"
             arm_topic, arm_filled, arm_end = odd_topics.get((arm.odd_every, arm.odd_mix), (topic, filled, end))
-            spec = RunSpec(arm_topic, run_id, work_dir / run_id, available_now=True)
+            spec = RunSpec(arm_topic, run_id, work_dir / run_id, available_now=True,
+                           bootstrap_servers=settings.bootstrap_servers)
             spec.work.mkdir(parents=True)
             run = measure_drain(arm, settings, spec, arm_end, arm_filled.payload_bytes, plan.drain_timeout_s)
             run.update(round=round_no, warmup=warmup)
@@ -231,7 +232,8 @@ def _run_arms(arms: list[Arm], settings: BenchSettings, plan: BenchPlan, work_di
             if arm.key not in plan.latency_arms:
                 continue
             run_id = f"bench-{session}-{arm.key}-lat{rate}"
-            spec = RunSpec(f"{topic}-lat{rate}-{arm.key}", run_id, work_dir / run_id, available_now=False)
+            spec = RunSpec(f"{topic}-lat{rate}-{arm.key}", run_id, work_dir / run_id, available_now=False,
+                           bootstrap_servers=settings.bootstrap_servers)
             spec.work.mkdir(parents=True)
             run = measure_latency(arm, settings, spec, rate, plan.latency_seconds)
             results["latency"].setdefault(arm.key, {})[str(rate)] = run

@@ -39,6 +39,9 @@ def test_every_arm_runs_or_says_why_not(bootstrap_servers, work_dir):
         assert run["health"]["expected"] == expected, (key, run["health"])
         assert run["health"]["rows"] == expected and run["health"]["duplicates"] == 0, (key, run["health"])
         assert run["wall_records_per_s"] > 0 and run["cpu_s_per_million"] > 0 and run["driver_peak_rss_mb"] > 0
+        if key == "b2":  # every other odd record in its dead letter queue, once
+            letters = len(dead_letter_ids(range(RECORDS), ODD_EVERY))
+            assert run["health"]["missing"] == 0 and f"dead letters {letters} of {letters}" in run["health"]["notes"]
         ran.append(key)
     # The arms that need nothing still under construction always run.
     assert {"s", "a", "c", "d1"} <= set(ran)

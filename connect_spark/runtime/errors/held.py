@@ -15,10 +15,12 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 from connect_spark.runtime.errors.context import ErrorContext
+from connect_spark.runtime.errors.dead_letter_queue import DeadLetterQueueReporter
+from connect_spark.runtime.errors.handler import ErrorHandler
 from connect_spark.runtime.errors.metrics import ErrorMetrics
 from connect_spark.runtime.errors.reporters import Reporter
 
-__all__ = ["HeldReporter"]
+__all__ = ["HeldReporter", "hold_dead_letters", "held_reporters"]
 
 
 class HeldReporter(Reporter):
@@ -70,3 +72,18 @@ class HeldReporter(Reporter):
 
     def __repr__(self) -> str:
         return f"HeldReporter({self.inner!r}, held={len(self._held)})"
+
+
+def hold_dead_letters(handler: ErrorHandler) -> None:
+    """Wrap ``handler``'s dead letter queue reporters in :class:`HeldReporter`, counting into its metrics.
+
+    Called by the in-write conversion when it builds a task's converters and reporters in a Python worker.
+    """
+    handler.reporters = [HeldReporter(r) if isinstance(r, DeadLetterQueueReporter) else r for r in handler.reporters]
+    for reporter in held_reporters(handler):
+        reporter.attach_metrics(handler.metrics)
+
+
+def held_reporters(handler: ErrorHandler) -> list[HeldReporter]:
+    """``handler``'s reporters that hold their reports (none unless :func:`hold_dead_letters` wrapped them)."""
+    return [r for r in handler.reporters if isinstance(r, HeldReporter)]

@@ -9,16 +9,15 @@ good rows cost a null each) and returns, for each, the record frame's columns in
 whether the row is written. The batch is read from Kafka once, persisted nowhere, and its odd rows cost what
 converting them costs.
 
-On the executor (:class:`FallbackConversion`, called by Spark's Python worker for each Arrow batch of a
-write task) the rows are converted by the connector's own converters and transforms under ``errors.*``, as
+On the executor (:class:`FallbackConversion`, called by Spark's Python worker for each write task, with the
+task's Arrow batches) the rows are converted by the connector's own converters and transforms under ``errors.*``, as
 the driver would: tolerated failures are logged (``errors.log.enable``), sent to the dead letter queue
 (``errors.deadletterqueue.*``, by the Python worker's own producer) and counted, and survivors whose key or
 value conflicts with the good rows' types are reported as misfits. A task's dead letters are held until it
 has converted its last row, then written and acknowledged (:mod:`connect_spark.runtime.errors.held`): before
 the task ends, so before the sink commits the batch, and never by a task that failed. What the executors did
-reaches the driver through an accumulator
-(:class:`InWriteReport`): how many rows fell back, which of them were not written, and the error counters,
-which the driver adds to the task's metrics.
+reaches the driver through an accumulator (:class:`InWriteReport`): how many rows fell back, which of them
+were not written, and the error counters, which the driver adds to the task's metrics.
 
 A row the frame cannot hold (a field the good rows lack, which needs the table's schema to grow), and any
 error the connector does not tolerate, makes the UDF raise :data:`~connect_spark.columnar.plan.NEEDS_RECORD_PATH`:
@@ -51,8 +50,7 @@ from connect_spark.columnar.plan import FRAME_DATA_COLUMNS, NEEDS_RECORD_PATH
 from connect_spark.columnar.fit_to_frame import arrow_fitted, spark_arrow_type
 from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
 from connect_spark.runtime.conversion.sink_records import cycle_collection_paused, raw_records
-from connect_spark.runtime.errors.dead_letter_queue import DeadLetterQueueReporter
-from connect_spark.runtime.errors.held import HeldReporter
+from connect_spark.runtime.errors.held import held_reporters, hold_dead_letters
 from connect_spark.runtime.processors.rejected_rows import report_misfits
 from connect_spark.runtime.python_worker.run_cache import RunCache
 from connect_spark.streaming.raw_batch import RAW_COLUMNS
@@ -213,19 +211,19 @@ class FallbackConversion:
 
     def __call__(self, batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
         plugins = _plugins_by_run.peek(self.run_id, self.task_id)
-        if plugins is not None:
-            _drop_held(plugins)  # an earlier task of this worker that did not finish: not this task's letters
+        for reporter in held_reporters(plugins.error_handler) if plugins is not None else []:
+            reporter.drop_held()  # an earlier task of this worker that did not finish: not this task's letters
         for raw in batches:
             yield self._converted(raw)
         plugins = _plugins_by_run.peek(self.run_id, self.task_id)
-        if plugins is not None and _held_letters(plugins):
+        if plugins is not None and any(r.held for r in held_reporters(plugins.error_handler)):
             self._send_held(plugins)
 
     def _send_held(self, plugins: "TaskPlugins") -> None:
         """Send the task's held dead letters and wait for them; their counters go to the driver's report."""
         before = plugins.error_handler.metrics.as_dict()
         try:
-            for reporter in _held_reporters(plugins):
+            for reporter in held_reporters(plugins.error_handler):
                 reporter.send_held()
         except BaseException as e:
             _forget(self.run_id, self.task_id)
@@ -372,25 +370,11 @@ def _plugins(conversion: FallbackConversion) -> "TaskPlugins":
     def build() -> "TaskPlugins":
         plugins = build_task_plugins(ConnectorConfig(conversion.connector_props),
                                      WorkerConfig(conversion.worker_props), conversion.task_id)
-        handler = plugins.error_handler
-        handler.reporters = [HeldReporter(r) if isinstance(r, DeadLetterQueueReporter) else r
-                             for r in handler.reporters]
+        hold_dead_letters(plugins.error_handler)
         return plugins
 
     return _plugins_by_run.get(conversion.run_id, conversion.task_id, build)
 
-
-def _held_reporters(plugins: "TaskPlugins") -> list[HeldReporter]:
-    return [r for r in plugins.error_handler.reporters if isinstance(r, HeldReporter)]
-
-
-def _held_letters(plugins: "TaskPlugins") -> int:
-    return sum(r.held for r in _held_reporters(plugins))
-
-
-def _drop_held(plugins: "TaskPlugins") -> None:
-    for reporter in _held_reporters(plugins):
-        reporter.drop_held()
 
 
 def _forget(run_id: str, task_id: int) -> None:
