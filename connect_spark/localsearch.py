@@ -87,13 +87,14 @@ class LocalOpenSearch(LocalProcess):
         self.port = self.port or free_port()
         if _health(self.port) is not None:
             raise OpenSearchError(f"Cannot start OpenSearch: port 127.0.0.1:{self.port} is already in use.")
+        if self._as_service_user:
+            _ensure_service_user()  # before the configuration, whose files are handed to that user
         conf = self._configure(home)
         env = dict(os.environ, OPENSEARCH_PATH_CONF=str(conf), OPENSEARCH_JAVA_OPTS=f"-Xms{self.heap} -Xmx{self.heap}",
                    JAVA_HOME=str(Path(java).resolve().parents[1]))
         env.pop("JAVA_TOOL_OPTIONS", None)
         command = [str(home / "bin" / "opensearch")]
         if self._as_service_user:
-            _ensure_service_user()
             command = ["setpriv", f"--reuid={SERVICE_USER}", f"--regid={SERVICE_USER}", "--init-groups",
                        "--inh-caps=-all", "--"] + command
             env["HOME"] = str(self.data_dir)

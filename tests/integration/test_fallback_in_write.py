@@ -5,13 +5,15 @@ The batch is read from Kafka once and written in one commit: the rows Spark conv
 connector's converters took per record, side by side; tolerated failures are counted on the driver as if the
 driver had converted them. A converted row the frame cannot hold (a field the others lack) makes the write
 commit nothing and the batch take the checked way, which grows the table, without reporting twice a row the
-write had already reported.
+write had already reported. With a dead letter queue, the write's tasks write the letters themselves, each
+task when it has converted its last row: a task that failed has written none.
 """
 
 from __future__ import annotations
 
 import logging
 
+from connect_spark.testing.kafka import read_topic
 from tests.integration.frame_batches import (
     deliver_clean_then_mixed,
     deliver_frame,
@@ -28,6 +30,17 @@ def _setup(spark, tmp_path, **props):
     path = str(tmp_path / "orders")
     task = open_delta_task(path, "in-write", **{"auto.evolve": "true"})
     return frames, task, path
+
+
+def _setup_with_dead_letters(spark, tmp_path, bootstrap_servers, topic_name):
+    """A frame path and Delta task whose connector has a dead letter queue (with context headers), after a
+    first clean batch (orders 0-19); returns the queue's topic too."""
+    dlq = f"{topic_name}-dlq"
+    frames, task, path = _setup(spark, tmp_path, bootstrap=bootstrap_servers, **{
+        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    return frames, task, path, dlq
 
 
 def _table(spark, path):
@@ -59,13 +72,7 @@ def test_odd_rows_are_converted_by_the_write_itself_in_one_commit(spark, tmp_pat
 
 def test_with_a_dead_letter_queue_the_write_sends_its_failed_rows_there_once_and_commits_the_rest(
         spark, tmp_path, bootstrap_servers, topic_name):
-    from connect_spark.testing.kafka import read_topic
-
-    dlq = f"{topic_name}-dlq"
-    frames, task, path = _setup(spark, tmp_path, bootstrap=bootstrap_servers, **{
-        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true"})
-    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    frames, task, path, dlq = _setup_with_dead_letters(spark, tmp_path, bootstrap_servers, topic_name)
     rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
     rows[3] = raw_row(23, order_json(23, "7"), key=b"k")  # valid, converted per record
     rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")  # fails per record: a dead letter
@@ -126,13 +133,7 @@ def test_a_row_the_frame_cannot_hold_sends_the_batch_the_checked_way_without_rep
 
 def test_an_abandoned_write_leaves_every_dead_letter_in_the_queue_and_every_other_row_in_the_table(
         spark, tmp_path, bootstrap_servers, topic_name):
-    from connect_spark.testing.kafka import read_topic
-
-    dlq = f"{topic_name}-dlq"
-    frames, task, path = _setup(spark, tmp_path, bootstrap=bootstrap_servers, **{
-        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true"})
-    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    frames, task, path, dlq = _setup_with_dead_letters(spark, tmp_path, bootstrap_servers, topic_name)
     rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
     rows[4] = raw_row(24, order_json(24, "NaN"), key=b"k")
     rows[9] = raw_row(29, b'{"id":29,"user":"u-29","price":29.5,"tags":[1,2],"coupon":"SAVE"}', key=b"k")
@@ -149,13 +150,7 @@ def test_an_abandoned_write_leaves_every_dead_letter_in_the_queue_and_every_othe
 
 def test_a_task_that_fails_after_meeting_a_dead_letter_has_written_none(spark, tmp_path, bootstrap_servers,
                                                                         topic_name):
-    from connect_spark.testing.kafka import read_topic
-
-    dlq = f"{topic_name}-dlq"
-    frames, task, path = _setup(spark, tmp_path, bootstrap=bootstrap_servers, **{
-        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true"})
-    deliver_frame(spark, frames, task, [raw_row(i, order_json(i), key=b"k") for i in range(20)], 0)
+    frames, task, path, dlq = _setup_with_dead_letters(spark, tmp_path, bootstrap_servers, topic_name)
     rows = [raw_row(i, order_json(i), key=b"k") for i in range(20, 40)]
     rows[1] = raw_row(21, order_json(21, "NaN"), key=b"k")  # a dead letter in the task's first Arrow batch
     rows[17] = raw_row(37, b'{"id":37,"user":"u-37","price":37.5,"tags":[1,2],"coupon":"SAVE"}', key=b"k")
