@@ -3,6 +3,7 @@
 from connect_spark.jvm.artifacts import (
     KAFKA_BROKER,
     KAFKA_CONNECT,
+    DEBEZIUM_POSTGRES,
     OPENSEARCH,
     SCHEMA_REGISTRY,
     ArtifactSet,
@@ -21,6 +22,7 @@ __all__ = [
     "JarResolutionError",
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
+    "DEBEZIUM_POSTGRES",
     "RunningVersions",
     "OPENSEARCH",
     "SCHEMA_REGISTRY",

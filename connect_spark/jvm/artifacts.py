@@ -18,6 +18,9 @@ The others do not depend on Spark:
 * ``kafka-broker``: Apache Kafka itself, to run the single-node KRaft broker of tests and the demo;
 * ``kafka-connect``: Apache Kafka Connect's standalone worker with the file connectors and the JSON
   converter, the reference arm of the benchmarks (``jobs/bench``);
+* ``debezium/postgres``: Debezium's PostgreSQL connector with its transforms, a Kafka Connect plugin folder
+  (``plugin.path`` = the ``debezium`` folder): the change data capture tests' source and the oracle of the
+  Debezium transforms;
 * ``schema-registry``: Apicurio Registry, a schema registry serving Confluent's REST API under
   ``/apis/ccompat/v7``, unpacked from its distribution archive (tests and ``connect-spark dev-registry``);
 * ``opensearch``: OpenSearch's integration-test distribution, unpacked (the search sink's tests and
@@ -46,6 +49,8 @@ __all__ = [
     "ArtifactSet",
     "KAFKA_BROKER",
     "KAFKA_CONNECT",
+    "DEBEZIUM_POSTGRES",
+    "DEBEZIUM_VERSION",
     "SCHEMA_REGISTRY",
     "APICURIO_VERSION",
     "artifact_sets",
@@ -60,6 +65,8 @@ __all__ = [
 
 #: Apache Kafka used for the test and demo broker (KRaft).
 KAFKA_VERSION = "4.1.1"
+#: Debezium's release for the change data capture tests (its PostgreSQL connector and transforms).
+DEBEZIUM_VERSION = "3.6.1.Final"
 #: Apicurio Registry for the schema registry of tests and ``dev-registry``. The 2.6 line runs on Java 17
 #: (3.x needs Java 21+) and serves Confluent's API under ``/apis/ccompat/v7``.
 APICURIO_VERSION = "2.6.13.Final"
@@ -174,6 +181,14 @@ KAFKA_CONNECT = ArtifactSet(
     purpose="Apache Kafka Connect standalone worker (benchmark reference)",
 )
 
+DEBEZIUM_POSTGRES = ArtifactSet(
+    name="debezium/postgres",
+    coordinates=(f"io.debezium:debezium-connector-postgres:{DEBEZIUM_VERSION}",),
+    exclude_pyspark_jars=False,
+    purpose="Debezium's PostgreSQL connector and transforms, a Kafka Connect plugin (change data capture tests)",
+)
+
+
 def iceberg_set(versions: RunningVersions | None = None) -> ArtifactSet | None:
     """Apache Iceberg's Spark runtime for the running Spark minor; None where Iceberg has none."""
     versions = versions or running_versions()
@@ -211,7 +226,8 @@ OPENSEARCH = ArtifactSet(
 def artifact_sets(versions: RunningVersions | None = None) -> tuple[ArtifactSet, ...]:
     """Every set ``connect-spark jars`` resolves: the running Spark's, then the ones Spark does not change."""
     versions = versions or running_versions()
-    return (spark_kafka_set(versions), delta_set(versions), KAFKA_BROKER, KAFKA_CONNECT, SCHEMA_REGISTRY,
+    return (spark_kafka_set(versions), delta_set(versions), KAFKA_BROKER, KAFKA_CONNECT, DEBEZIUM_POSTGRES,
+            SCHEMA_REGISTRY,
             OPENSEARCH, *optional_artifact_sets(versions).values())
 
 

@@ -127,7 +127,7 @@ def _resolve(artifact_set: ArtifactSet, root: Path, marker: str | None = None) -
     root.mkdir(parents=True, exist_ok=True)
     target = artifact_set.folder(root)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{artifact_set.name}-", dir=target.parent) as scratch:
+    with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as scratch:
         scratch_dir = Path(scratch)
         pom = scratch_dir / "pom.xml"
         pom.write_text(_pom(artifact_set))
@@ -238,7 +238,7 @@ def _pom(artifact_set: ArtifactSet) -> str:
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>connect-spark.local</groupId>
-  <artifactId>{artifact_set.name}</artifactId>
+  <artifactId>{artifact_set.name.replace("/", "-")}</artifactId>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
