@@ -142,6 +142,47 @@ def test_upsert_last_record_wins_and_tombstones_delete(spark, work_dir):
     assert stored_metadata(spark, path)[-1]["offsets"] == {"customers": {"0": 9}}
 
 
+REWRITTEN = StructType([StructField("id", LongType()), StructField("name", StringType()),
+                        StructField("__deleted", StringType())])
+ID_KEY = StructType([StructField("id", LongType())])
+
+
+def _rewrite_mode_changes(spark, topic):
+    """Debezium changes after ExtractNewRecordState in rewrite mode: creates, an update, a delete marker, a key
+    moved from 3 to 3003 (delete marker, tombstone, create), a row created and deleted in one batch."""
+    return frame(spark, [(topic, 0, 3, (1,), (1, "a2", "false")), (topic, 0, 4, (2,), (2, "b", "true")),
+                         (topic, 0, 5, (3,), (3, "c", "true")), (topic, 0, 6, (3,), None),
+                         (topic, 0, 7, (3003,), (3003, "c", "false")), (topic, 0, 8, (4,), (4, "d", "false")),
+                         (topic, 0, 9, (4,), (4, "d", "true")), (topic, 0, 10, (5,), (5, "e", "true"))],
+                 REWRITTEN, ID_KEY)
+
+
+def test_rewrite_mode_delete_markers_delete_and_key_changes_move_the_row(spark, work_dir):
+    path = str(work_dir / "cdc")
+    props = {"name": "cdc", "delta.table.path": path, "insert.mode": "upsert", "pk.mode": "record_key",
+             "delete.enabled": "true"}
+    tp = TopicPartition("cdc", 0)
+    task, _ = start_task(props, [tp])
+    task.put_dataframe(frame(spark, [("cdc", 0, 0, (1,), (1, "a", "false")), ("cdc", 0, 1, (2,), (2, "b", "false")),
+                                     ("cdc", 0, 2, (3,), (3, "c", "false"))], REWRITTEN, ID_KEY), 0)
+    task.put_dataframe(_rewrite_mode_changes(spark, "cdc"), 1)
+    table = spark.read.format("delta").load(path)
+    assert table.columns == ["id", "name"]  # the marker steers the change and is not a column
+    assert sorted((r.id, r.name) for r in table.collect()) == [(1, "a2"), (3003, "c")]
+    ops = [r.operation for r in DeltaTable.forPath(spark, path).history().orderBy("version").collect()]
+    assert ops == ["WRITE", "MERGE"]
+
+
+def test_without_delete_enabled_the_delete_marker_is_a_column_and_tombstones_are_skipped(spark, work_dir):
+    path = str(work_dir / "soft")
+    props = {"name": "soft", "delta.table.path": path, "insert.mode": "upsert", "pk.mode": "record_key"}
+    task, _ = start_task(props, [TopicPartition("soft", 0)])
+    task.put_dataframe(_rewrite_mode_changes(spark, "soft"), 0)
+    got = sorted((r.id, r.name, r["__deleted"]) for r in spark.read.format("delta").load(path).collect())
+    assert got == [(1, "a2", "false"), (2, "b", "true"), (3, "c", "true"), (4, "d", "true"), (5, "e", "true"),
+                   (3003, "c", "false")]
+
+
 def test_auto_evolve_off_names_the_field_and_on_adds_the_column(spark, work_dir):
     path = str(work_dir / "evolving")
     tp = TopicPartition("ev", 0)

@@ -27,6 +27,7 @@ from pyspark.sql.types import (
 )
 
 from connect_spark.api.errors import DataException
+from connect_spark.config.definition import ConfigValidationError
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.iceberg import IcebergSinkTask
 from connect_spark.connectors.iceberg.catalog import register_catalog
@@ -155,6 +156,31 @@ def test_upsert_on_id_columns_last_record_wins_and_tombstones_delete(spark, work
     assert got == {"k3": ("cy", 40)}  # k2: update then tombstone; k3: tombstone then re-insert; k1 deleted
     assert stored(spark, props, "db.customers")[-1]["offsets"] == {"customers": {"0": 9}}
     assert [(r["cid"], r["amount"]) for r in pyiceberg_rows(work_dir, "db.customers")] == [("k3", 40)]
+
+
+def test_cdc_field_deletes_and_rewrite_mode_markers_delete_without_becoming_columns(spark, work_dir):
+    """Iceberg's iceberg.tables.cdc-field (here ExtractNewRecordState's add.fields=op) and the rewrite-mode
+    delete marker: the shared change rules, with a key moved from 3 to 3003."""
+    props = catalog_props(work_dir, **{"iceberg.tables": "db.cdc", "iceberg.tables.auto-create-enabled": "true",
+                                       "iceberg.tables.default-id-columns": "id", "iceberg.tables.cdc-field": "__op",
+                                       "iceberg.tables.upsert-mode-enabled": "true"})
+    value = StructType([StructField("id", LongType()), StructField("name", StringType()),
+                        StructField("__op", StringType()), StructField("__deleted", StringType())])
+    task, _ = start_task(props, [TopicPartition("cdc", 0)])
+    task.put_dataframe(frame(spark, [("cdc", 0, 0, "1", (1, "a", "r", "false")), ("cdc", 0, 1, "2", (2, "b", "r", "false")),
+                                     ("cdc", 0, 2, "3", (3, "c", "c", "false"))], value), 0)
+    changes = frame(spark, [("cdc", 0, 3, "1", (1, "a2", "u", "false")), ("cdc", 0, 4, "2", (2, "b", "d", "false")),
+                            ("cdc", 0, 5, "3", (3, "c", "u", "true")), ("cdc", 0, 6, "3003", (3003, "c", "c", "false"))],
+                    value)
+    task.put_dataframe(changes.where(F.spark_partition_id() >= 0), 1)
+    table = spark.table(table_of(props, "db.cdc"))
+    assert table.columns == ["id", "name", "__op"]  # Iceberg's cdc field stays a column, the marker does not
+    assert sorted((r.id, r.name) for r in table.collect()) == [(1, "a2"), (3003, "c")]
+
+
+def test_cdc_field_without_id_columns_is_refused_naming_the_key():
+    with pytest.raises(ConfigValidationError, match="iceberg.tables.cdc-field"):
+        IcebergSinkConfig.parse({"iceberg.tables": "db.t", "iceberg.tables.cdc-field": "__op"})
 
 
 def test_static_routing_by_field_regex_and_unroutable_records_fail_without_a_reporter(spark, work_dir):

@@ -78,7 +78,7 @@ def test_iceberg_runtime_exists_per_spark_minor_and_is_none_where_iceberg_has_no
     assert artifacts.iceberg_set(on_42) is None
     assert artifacts.optional_artifact_sets(on_42) == {}
     assert [s.name for s in artifacts.artifact_sets(on_42)] == [
-        "spark-kafka", "delta", "kafka-broker", "kafka-connect", "schema-registry", "opensearch"]
+        "spark-kafka", "delta", "kafka-broker", "kafka-connect", "debezium/postgres", "schema-registry", "opensearch"]
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from connect_spark.config.definition import (
     Type,
     ValidString,
 )
+from connect_spark.connectors.changes import DELETED_FIELD, ChangeRules
 
 __all__ = ["DELTA_SINK_CONFIG_DEF", "DeltaSinkConfig", "TOPIC_PLACEHOLDER"]
 
@@ -65,8 +66,9 @@ DELTA_SINK_CONFIG_DEF = (
             doc="record_key: the key fields to use (default all), or for a primitive key the one column name "
                 "it is stored under (default 'key'). record_value: the value fields forming the key (required).")
     .define(DELETE_ENABLED, Type.BOOLEAN, False, importance=Importance.MEDIUM, group=_WRITE,
-            doc="Tombstones (null values) delete the row with their key. Needs insert.mode=upsert and "
-                "pk.mode=record_key. Otherwise tombstones are skipped.")
+            doc="Tombstones (null values) and values whose " + DELETED_FIELD + " field is 'true' (Debezium's "
+                "ExtractNewRecordState in a rewrite mode) delete the row with their key; that field is then not a "
+                "column. Needs insert.mode=upsert and pk.mode=record_key. Otherwise tombstones are skipped.")
     .define(AUTO_EVOLVE, Type.BOOLEAN, False, importance=Importance.MEDIUM, group=_WRITE,
             doc="Add columns for new top-level record fields. When false a record with a field the table "
                 "lacks fails the task with an error naming the field.")
@@ -111,6 +113,11 @@ class DeltaSinkConfig:
     @property
     def upsert(self) -> bool:
         return self.insert_mode == "upsert"
+
+    @property
+    def change_rules(self) -> ChangeRules:
+        """Which records delete (:mod:`connect_spark.connectors.changes`)."""
+        return ChangeRules(deletes=self.delete_enabled)
 
     @classmethod
     def parse(cls, props: Mapping[str, Any]) -> "DeltaSinkConfig":

@@ -7,15 +7,17 @@ micro-batch. The table's columns are:
 * the value's fields when the value is a struct, otherwise the value under the column ``value``;
 * the Kafka coordinate columns that are configured (``delta.column.*``).
 
-Two helper columns travel with the rows and are never written: :data:`TOMBSTONE` (the value was null)
-and :data:`ORDER` (the record's offset, to pick the last record per key).
+Two helper columns travel with the rows and are never written (:mod:`connect_spark.connectors.changes`,
+whose rules say which record deletes and which change of a key wins): ``DELETE`` (this change deletes its
+key's row) and ``ORDER`` (the record's offset, to pick the last change per key). Without ``delete.enabled``
+tombstones are left out of the rows, and the rewrite-mode delete marker is an ordinary column.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, Window
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -34,17 +36,14 @@ from pyspark.sql.types import (
 
 from connect_spark.api.errors import ConnectException, DataException
 from connect_spark.columnar.reused_columns import reused_columns
+from connect_spark.connectors.changes import DELETE, HELPER_COLUMNS, ORDER, delete_condition, last_change_per_key
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_key", "key_columns",
-           "data_columns", "unusable_key", "table_type_misfits", "fit_to_table", "widens"]
-
-TOMBSTONE = "__connect_tombstone"
-ORDER = "__connect_order"
-HELPER_COLUMNS = (TOMBSTONE, ORDER)
+__all__ = ["table_rows", "last_per_key", "key_columns", "data_columns", "unusable_key", "table_type_misfits",
+           "fit_to_table", "widens"]
 
 _DEFAULT_PRIMITIVE_KEY_COLUMN = "key"
 
@@ -112,7 +111,8 @@ def _table_columns(frame: "DataFrame", config: DeltaSinkConfig) -> list[tuple[st
 
 def _layout_settings(config: DeltaSinkConfig) -> tuple:
     """The settings the table's columns depend on."""
-    return config.pk_mode, tuple(config.pk_fields), tuple(sorted(config.coordinate_columns.items()))
+    return (config.pk_mode, tuple(config.pk_fields), tuple(sorted(config.coordinate_columns.items())),
+            config.delete_enabled)
 
 
 def _build_table_columns(frame: "DataFrame", schema: StructType,
@@ -129,8 +129,9 @@ def _build_table_columns(frame: "DataFrame", schema: StructType,
         taken.update(names)
     value_type = schema["value"].dataType
     if isinstance(value_type, StructType):
+        consumed = config.change_rules.consumed_fields(value_type.fieldNames())
         columns += [(f.name, F.col("value").getField(f.name), f.dataType) for f in value_type.fields
-                    if f.name not in taken]
+                    if f.name not in taken and f.name not in consumed]
         taken.update(f.name for f in value_type.fields)
     elif "value" not in taken:
         columns.append(("value", F.col("value"), value_type))
@@ -146,10 +147,12 @@ def table_rows(frame: "DataFrame", config: DeltaSinkConfig) -> "DataFrame":
     """The frame as table columns plus the helper columns (see the module docstring)."""
     def build() -> list[Column]:
         columns = [c.alias(name) for name, c, _ in _table_columns(frame, config)]
-        columns.append(F.col("value").isNull().alias(TOMBSTONE))
+        columns.append(delete_condition(config.change_rules, frame.schema["value"].dataType).alias(DELETE))
         columns.append(F.col("original_offset").alias(ORDER))
         return columns
 
+    if not config.delete_enabled:
+        frame = frame.where(F.col("value").isNotNull())  # a skipped tombstone must not hide its key's record
     return frame.select(*reused_columns(("delta.table_rows", frame.schema.json(), *_layout_settings(config)), build))
 
 
@@ -242,13 +245,13 @@ def data_columns(rows: "DataFrame") -> list[str]:
 
 
 def last_per_key(rows: "DataFrame", keys: list[str]) -> "DataFrame":
-    """One row per key: the record with the highest offset (the last one written to Kafka) wins.
+    """One row per key, the key's last change (:func:`connect_spark.connectors.changes.last_change_per_key`).
 
-    Records of one key normally share a partition, where the offset order is the write order.
+    Raises:
+        DataException: a key column is not among the rows' columns.
     """
     missing = [k for k in keys if k not in rows.columns]
     if missing:
         raise DataException(f"The upsert key field(s) {', '.join(missing)} are not in the records "
                             f"(columns: {', '.join(data_columns(rows))})")
-    rank = F.row_number().over(Window.partitionBy(*[F.col(_quoted(k)) for k in keys]).orderBy(F.col(ORDER).desc()))
-    return rows.withColumn("__connect_rank", rank).where(F.col("__connect_rank") == 1).drop("__connect_rank")
+    return last_change_per_key(rows, keys)

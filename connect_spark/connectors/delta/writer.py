@@ -19,7 +19,8 @@ from pyspark.sql import functions as F
 from connect_spark.api.errors import ConnectException
 from connect_spark.connectors.delta.config import DeltaSinkConfig
 from connect_spark.connectors.delta.ledger import StoredOffsets
-from connect_spark.connectors.delta.rows import HELPER_COLUMNS, TOMBSTONE, data_columns, last_per_key
+from connect_spark.connectors.changes import DELETE, HELPER_COLUMNS
+from connect_spark.connectors.delta.rows import data_columns, last_per_key
 from connect_spark.connectors.delta.target import TableTarget
 
 if TYPE_CHECKING:
@@ -89,10 +90,8 @@ def write_batch(spark: "SparkSession", target: TableTarget, rows: "DataFrame", k
             _evolve(target, rows.select(*map(_quoted, columns)).limit(0), before)
         _merge(spark, target, rows, keys, columns, config, after)
     else:
-        # without delete.enabled a tombstone is skipped, so it must not hide the key's earlier record
-        kept = rows if config.delete_enabled else rows.where(~F.col(TOMBSTONE))
-        source = last_per_key(kept, keys) if config.upsert else kept
-        written = source.where(~F.col(TOMBSTONE)) if config.delete_enabled else source
+        source = last_per_key(rows, keys) if config.upsert else rows
+        written = source.where(~F.col(DELETE)) if config.delete_enabled else source
         # the data columns in their order: dropping the helper columns by name is one JVM call
         _append(target, written.drop(*HELPER_COLUMNS), config, after, create=not exists, evolve=bool(new_columns))
     log.info("Delta commit to %s: sequence %d, offsets %s", target, after.sequence,
@@ -139,9 +138,8 @@ def _merge_settings(spark: "SparkSession", stored: StoredOffsets) -> Iterator[No
 
 def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", keys: list[str], columns: list[str],
            config: DeltaSinkConfig, after: StoredOffsets) -> None:
-    """One ``MERGE INTO`` of the batch's newest row per key (a tombstone deletes), carrying the offsets."""
-    source = rows if config.delete_enabled else rows.where(~F.col(TOMBSTONE))
-    source = last_per_key(source, keys)
+    """One ``MERGE INTO`` of the batch's last change per key (a deleting change deletes), carrying the offsets."""
+    source = last_per_key(rows, keys)
     if config.files_per_commit:
         source = source.coalesce(config.files_per_commit)
     spark = source.sparkSession  # the batch's session: its temporary view and the statement live there
@@ -151,9 +149,9 @@ def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", keys: 
     values = ", ".join(f"s.{_quoted(c)}" for c in columns)
     updates = ", ".join(f"{_quoted(c)} = s.{_quoted(c)}" for c in columns)
     statement = (f"MERGE INTO {target.sql_name} t USING {view} s ON {on} "
-                 + (f"WHEN MATCHED AND s.{TOMBSTONE} THEN DELETE " if config.delete_enabled else "")
-                 + f"WHEN MATCHED AND NOT s.{TOMBSTONE} THEN UPDATE SET {updates} "
-                 f"WHEN NOT MATCHED AND NOT s.{TOMBSTONE} THEN INSERT ({names}) VALUES ({values})")
+                 + (f"WHEN MATCHED AND s.{DELETE} THEN DELETE " if config.delete_enabled else "")
+                 + f"WHEN MATCHED AND NOT s.{DELETE} THEN UPDATE SET {updates} "
+                 f"WHEN NOT MATCHED AND NOT s.{DELETE} THEN INSERT ({names}) VALUES ({values})")
     source.createOrReplaceTempView(view)
     try:
         with _merge_settings(spark, after):

@@ -47,6 +47,8 @@ TABLES = "iceberg.tables"
 DYNAMIC = "iceberg.tables.dynamic-enabled"
 ROUTE_FIELD = "iceberg.tables.route-field"
 DEFAULT_ID_COLUMNS = "iceberg.tables.default-id-columns"
+CDC_FIELD = "iceberg.tables.cdc-field"
+UPSERT_MODE = "iceberg.tables.upsert-mode-enabled"
 DEFAULT_PARTITION_BY = "iceberg.tables.default-partition-by"
 AUTO_CREATE = "iceberg.tables.auto-create-enabled"
 EVOLVE_SCHEMA = "iceberg.tables.evolve-schema-enabled"
@@ -83,8 +85,6 @@ NO_EFFECT_PREFIXES = {
 }
 _UNSUPPORTED = {
     "iceberg.tables.default-commit-branch": "commits to a branch other than main are not supported by this sink",
-    "iceberg.tables.upsert-mode-enabled": "upserts follow the id columns: set iceberg.tables.default-id-columns "
-                                          "or iceberg.table.<table>.id-columns",
 }
 
 _TARGET = "Tables"
@@ -167,6 +167,15 @@ ICEBERG_SINK_CONFIG_DEF = (
             doc="Columns identifying a row, comma-separated; when set a table is upserted (MERGE on them, the "
                 "last record per id wins) and tombstones delete the row whose id the record key holds. "
                 "Per table: iceberg.table.<table>.id-columns.")
+    .define(CDC_FIELD, Type.STRING, None, importance=Importance.MEDIUM, group=_TARGET,
+            doc="A record value field (dots for nested fields) naming each change's operation: a value starting "
+                "with D deletes the row with the record's id; any other value (I, U, c, r, u, ...) inserts or "
+                "updates it. With Debezium's ExtractNewRecordState, add.fields=op gives the field __op. Needs id "
+                "columns.")
+    .define(UPSERT_MODE, Type.BOOLEAN, False, importance=Importance.MEDIUM, group=_TARGET,
+            doc="Write every record as an upsert of its id. Here a table with id columns is always upserted "
+                "(one MERGE per commit, the last change per id wins), so true only asserts that id columns are "
+                "set, and false does not turn a table with id columns into an append-only one.")
     .define(DEFAULT_PARTITION_BY, Type.STRING, None, importance=Importance.MEDIUM, group=_TARGET,
             doc="Partition spec of tables the sink creates: columns or transforms (bucket(16, id), days(ts), "
                 "truncate(4, name), ...), comma-separated. Per table: iceberg.table.<table>.partition-by.")
@@ -225,6 +234,7 @@ class IcebergSinkConfig:
     auto_create_properties: dict[str, str]
     commit_interval_ms: int | None
     per_table: dict[str, dict[str, str]] = field(default_factory=dict)
+    cdc_field: str | None = None
 
     def table_settings(self, table: str) -> TableSettings:
         """The settings of ``table`` (a name from iceberg.tables or a dynamic route value)."""
@@ -256,6 +266,12 @@ class IcebergSinkConfig:
                         except re.error as e:
                             issues.append(ConfigIssue(key, value, f"Invalid value {value} for configuration {key}: "
                                                                   f"not a regular expression ({e})."))
+        has_ids = bool(values.get(DEFAULT_ID_COLUMNS)) or any("id-columns" in own for own in per_table.values())
+        for key in (CDC_FIELD, UPSERT_MODE):
+            if values.get(key) and not has_ids:
+                issues.append(ConfigIssue(key, values[key], f"Invalid value {values[key]} for configuration {key}: "
+                                          f"it needs id columns ({DEFAULT_ID_COLUMNS} or "
+                                          f"{TABLE_PREFIX}<table>.id-columns) to find the rows it changes."))
         if issues:
             raise ConfigValidationError(issues)
         ignored = sorted(k for k in props if k in NO_EFFECT_KEYS or k.startswith(tuple(NO_EFFECT_PREFIXES)))
@@ -278,6 +294,7 @@ class IcebergSinkConfig:
             auto_create_properties=_with_prefix(props, AUTO_CREATE_PROPS_PREFIX),
             commit_interval_ms=values[COMMIT_INTERVAL],
             per_table=per_table,
+            cdc_field=values[CDC_FIELD] or None,
         )
 
 

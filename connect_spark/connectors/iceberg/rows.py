@@ -6,38 +6,44 @@ is not a struct is written under the column ``value``); the key is not written. 
 value) the id columns are taken from the key — its fields of the same names, or the key itself when it
 is a primitive and there is one id column — so the row it deletes can be found.
 
-Two helper columns travel with the rows and are never written: :data:`TOMBSTONE` (the value was null)
-and :data:`ORDER` (the record's offset, to keep the last record per id).
+Two helper columns travel with the rows and are never written (:mod:`connect_spark.connectors.changes`,
+whose rules say which record deletes and which change of an id wins): ``DELETE`` (this change deletes its
+id's row: a tombstone, a rewrite-mode delete marker, a ``D`` in ``iceberg.tables.cdc-field``) and ``ORDER``
+(the record's offset, to keep the last change per id). A table without id columns takes no deletes: its
+tombstones are left out of the rows.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from pyspark.sql import Column, Window
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import NullType, StructType
 
 from connect_spark.api.errors import DataException
+from connect_spark.connectors.changes import DELETE, HELPER_COLUMNS, ORDER, ChangeRules, delete_condition, last_change_per_key
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["TOMBSTONE", "ORDER", "HELPER_COLUMNS", "table_rows", "last_per_id", "data_columns",
-           "missing_id_reason"]
-
-TOMBSTONE = "__connect_tombstone"
-ORDER = "__connect_order"
-HELPER_COLUMNS = (TOMBSTONE, ORDER)
+__all__ = ["table_rows", "last_per_id", "data_columns", "missing_id_reason"]
 
 
-def table_rows(frame: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
-    """The frame as table columns plus the helper columns (see the module docstring)."""
+def table_rows(frame: "DataFrame", id_columns: Sequence[str], op_field: str | None = None) -> "DataFrame":
+    """The frame as table columns plus the helper columns (see the module docstring).
+
+    Args:
+        id_columns: the table's id columns; none: an append-only table.
+        op_field: ``iceberg.tables.cdc-field``, the value field naming each change's operation.
+    """
+    rules = ChangeRules(deletes=bool(id_columns), op_field=op_field)
     value_type = frame.schema["value"].dataType
     key_type = frame.schema["key"].dataType
     columns: list[Column] = []
     if isinstance(value_type, StructType):
-        names = value_type.fieldNames()
+        consumed = rules.consumed_fields(value_type.fieldNames())
+        names = [n for n in value_type.fieldNames() if n not in consumed]
         for name in names:
             column = F.col("value").getField(name)
             if name in id_columns:
@@ -54,8 +60,10 @@ def table_rows(frame: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
     if missing:
         raise DataException(f"The id column(s) {', '.join(missing)} are not fields of the record values "
                             f"(fields: {', '.join(names)})")
-    columns.append(F.col("value").isNull().alias(TOMBSTONE))
+    columns.append(delete_condition(rules, value_type).alias(DELETE))
     columns.append(F.col("original_offset").alias(ORDER))
+    if not rules.deletes:
+        frame = frame.where(F.col("value").isNotNull())
     return frame.select(*columns)
 
 
@@ -110,10 +118,5 @@ def data_columns(rows: "DataFrame") -> list[str]:
 
 
 def last_per_id(rows: "DataFrame", id_columns: Sequence[str]) -> "DataFrame":
-    """One row per id: the record with the highest offset (the last one written to Kafka) wins.
-
-    Records of one id normally share a Kafka partition, where the offset order is the write order.
-    """
-    order = Window.partitionBy(*[F.col(f"`{c}`") for c in id_columns]).orderBy(F.col(ORDER).desc())
-    return rows.withColumn("__connect_rank", F.row_number().over(order)).where(F.col("__connect_rank") == 1) \
-        .drop("__connect_rank")
+    """One row per id, the id's last change (:func:`connect_spark.connectors.changes.last_change_per_key`)."""
+    return last_change_per_key(rows, id_columns)

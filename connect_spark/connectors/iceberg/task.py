@@ -257,7 +257,7 @@ class IcebergSinkTask(DataFrameSinkTask):
             if not fresh:
                 log.info("%s: the batch holds only records %s already has", config.connector_name, target)
                 return
-            rows = table_rows(not_yet_stored(records, before.offsets, firsts), settings.id_columns)
+            rows = table_rows(not_yet_stored(records, before.offsets, firsts), settings.id_columns, config.cdc_field)
             after = before.advanced(fresh)
             try:
                 written_schema = write_table(spark, target, rows, settings, config, schema, after,

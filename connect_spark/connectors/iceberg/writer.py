@@ -38,7 +38,8 @@ from connect_spark.connectors.iceberg.config import (
     TableSettings,
 )
 from connect_spark.connectors.iceberg.ledger import StoredOffsets
-from connect_spark.connectors.iceberg.rows import HELPER_COLUMNS, TOMBSTONE, data_columns, last_per_id
+from connect_spark.connectors.changes import DELETE, HELPER_COLUMNS
+from connect_spark.connectors.iceberg.rows import data_columns, last_per_id
 from connect_spark.connectors.iceberg.target import TableTarget
 
 if TYPE_CHECKING:
@@ -249,7 +250,7 @@ def write_table(spark: "SparkSession", target: TableTarget, rows: "DataFrame", s
             c.name == i or (config.case_insensitive and c.name.lower() == i.lower()) for i in settings.id_columns)]
         _merge(spark, target, aligned, ids, schema.fieldNames(), after)
     else:
-        _append(target, aligned.where(~F.col(TOMBSTONE)), schema.fieldNames(), after)
+        _append(target, aligned.where(~F.col(DELETE)), schema.fieldNames(), after)
     log.info("Iceberg commit to %s: sequence %d, offsets %s", target, after.sequence,
              ", ".join(f"{tp}@{off}" for tp, off in sorted(after.offsets.items())))
     return schema
@@ -274,7 +275,7 @@ def _snapshot_property(spark: "SparkSession", stored: StoredOffsets) -> Iterator
 
 def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", ids: list[str], columns: list[str],
            after: StoredOffsets) -> None:
-    """MERGE the last record per id: tombstones delete, other records update or insert the whole row.
+    """MERGE the last change per id: a deleting change deletes, others update or insert the whole row.
 
     The source is materialised first (``localCheckpoint``): a record frame may carry non-deterministic
     expressions (the runtime's conversion plan does), and MERGE refuses a join over those.
@@ -287,9 +288,9 @@ def _merge(spark: "SparkSession", target: TableTarget, rows: "DataFrame", ids: l
     names = ", ".join(map(_quoted, columns))
     values = ", ".join(f"s.{_quoted(c)}" for c in columns)
     statement = (f"MERGE INTO {target.identifier} t USING {view} s ON {on} "
-                 f"WHEN MATCHED AND s.{TOMBSTONE} THEN DELETE "
+                 f"WHEN MATCHED AND s.{DELETE} THEN DELETE "
                  f"WHEN MATCHED THEN UPDATE SET {assignments} "
-                 f"WHEN NOT MATCHED AND NOT s.{TOMBSTONE} THEN INSERT ({names}) VALUES ({values})")
+                 f"WHEN NOT MATCHED AND NOT s.{DELETE} THEN INSERT ({names}) VALUES ({values})")
     try:
         with _snapshot_property(spark, after):
             spark.sql(statement)

@@ -27,6 +27,7 @@ from connect_spark.config.definition import (
     ValidString,
 )
 from connect_spark.config.secrets import without_embedded_secrets
+from connect_spark.connectors.changes import DELETED_FIELD, ChangeRules
 
 __all__ = ["JDBC_SINK_CONFIG_DEF", "JdbcSinkConfig", "ConnectionSettings", "parse_jdbc_url", "redacted_url", "TOPIC_PLACEHOLDER",
            "KAFKA_PK_DEFAULT_NAMES"]
@@ -126,8 +127,9 @@ JDBC_SINK_CONFIG_DEF = (
             doc="At most this many records per database transaction (one COPY per table). Larger batches are "
                 "faster; the records a put receives are split into transactions of this size.")
     .define(DELETE_ENABLED, Type.BOOLEAN, False, importance=Importance.MEDIUM, group=_WRITES,
-            doc="Tombstones (null values) delete the row with their key. Needs pk.mode=record_key. "
-                "Otherwise tombstones are skipped.")
+            doc="Tombstones (null values) and values whose " + DELETED_FIELD + " field is 'true' (Debezium's "
+                "ExtractNewRecordState in a rewrite mode) delete the row with their key; that field is then not a "
+                "column. Needs pk.mode=record_key. Otherwise tombstones are skipped.")
     .define(TABLE_TYPES, Type.LIST, "TABLE", ValidList.in_("TABLE", "PARTITIONED_TABLE", allow_empty=False),
             importance=Importance.LOW, group=_WRITES,
             doc="Kinds of tables the sink may write: TABLE, PARTITIONED_TABLE (writing to a VIEW is not "
@@ -273,6 +275,11 @@ class JdbcSinkConfig:
     offsets_table: str
     errors_retry_timeout_ms: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def change_rules(self) -> ChangeRules:
+        """Which records delete (:mod:`connect_spark.connectors.changes`)."""
+        return ChangeRules(deletes=self.delete_enabled)
 
     @classmethod
     def parse(cls, props: Mapping[str, Any]) -> "JdbcSinkConfig":

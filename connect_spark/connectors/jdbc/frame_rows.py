@@ -7,7 +7,8 @@ rows have; each column's values are then read from its Arrow column once (``to_p
 zipped from them. Values have the Python types the record path gives (Timestamps as wall-clock time in
 ``db.timezone``, Time as ``datetime.time``, ...), so the dialect's typed COPY applies.
 
-Keys, deletes and the last write per key follow the same rules as records (:func:`~.rows.surviving`).
+Keys, deletes and the last write per key follow the same rules as records
+(:func:`connect_spark.connectors.changes.surviving`).
 ``SinkRecord`` objects are built only for rows the database refuses (:class:`FrameRecords`: the errant
 record reporter gets them). A frame this module does not handle — a schemaless value, a key that is not
 there for ``pk.mode=record_key``, two topics writing one table — returns ``None``, and the task takes the
@@ -28,7 +29,8 @@ from connect_spark.api.records import SinkRecord
 from connect_spark.columnar.records import frame_to_records, value_reader
 from connect_spark.connectors.jdbc.config import JdbcSinkConfig
 from connect_spark.connectors.jdbc.dialect import TableId
-from connect_spark.connectors.jdbc.rows import ColumnSource, LayoutCache, TableBatch, column_source, surviving
+from connect_spark.connectors.changes import DELETED_FIELD, surviving
+from connect_spark.connectors.jdbc.rows import ColumnSource, LayoutCache, TableBatch, column_source
 from connect_spark.connectors.jdbc.target import table_for_topic
 
 __all__ = ["FrameRecords", "frame_batches", "frame_records"]
@@ -91,6 +93,10 @@ def _table_batch(table: TableId, frame: pa.Table, key_schema: Schema | None, val
                  config: JdbcSinkConfig, layouts: LayoutCache) -> TableBatch | None:
     tombstone_mask = pc.is_null(frame.column("value"))
     tombstones = frame.column("value").null_count
+    if config.delete_enabled and DELETED_FIELD in {f.name for f in value_schema.fields}:
+        marked = pc.equal(pc.struct_field(frame.column("value"), DELETED_FIELD), "true")
+        tombstone_mask = pc.or_(tombstone_mask, pc.fill_null(marked, False))
+        tombstones = pc.sum(tombstone_mask).as_py() or 0
     if tombstones and not config.delete_enabled:
         frame = frame.filter(pc.invert(tombstone_mask))  # skipped, their offsets covered by the chunk
         tombstones = 0

@@ -14,8 +14,9 @@ the Python types of the entries it reads (they decide the column types), so it i
 Keys, as Confluent's sink reads them: ``kafka`` gives topic/partition/offset columns; ``record_key`` the
 key's fields (``pk.fields`` picks some) or, for a primitive key, one column named by ``pk.fields``;
 ``record_value`` fields of the value (``pk.fields``, default all). In upsert and update mode (and for
-deletes) the last record of each key in the batch wins; a tombstone deletes its key when
-``delete.enabled`` is set and is skipped otherwise.
+deletes) the last change of each key in the batch wins; a tombstone (or a rewrite-mode ``__deleted``
+value) deletes its key when ``delete.enabled`` is set, a tombstone is skipped otherwise
+(:mod:`connect_spark.connectors.changes` holds these rules for every table sink).
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord
+from connect_spark.connectors.changes import record_deletes, surviving
 from connect_spark.connectors.jdbc.config import KAFKA_PK_DEFAULT_NAMES, JdbcSinkConfig
 from connect_spark.connectors.jdbc.dialect import Column, TableId
 from connect_spark.connectors.jdbc.target import table_for_topic
 
-__all__ = ["TableBatch", "RecordLayout", "LayoutCache", "ColumnSource", "column_source", "surviving",
+__all__ = ["TableBatch", "RecordLayout", "LayoutCache", "ColumnSource", "column_source",
            "table_batches", "record_label", "schemaless_shape"]
 
 _FLATTEN = "add the Flatten transform (transforms.flatten.type=org.apache.kafka.connect.transforms.Flatten$Value)"
@@ -334,7 +336,8 @@ class LayoutCache:
 
     def _value_columns(self, record: SinkRecord) -> list[tuple[Column, Getter]]:
         columns, getters = self._side_columns(record, "value", self.config.fields_whitelist, primary=False)
-        return list(zip(columns, getters))
+        consumed = self.config.change_rules.consumed_fields([c.name for c in columns])
+        return [(c, g) for c, g in zip(columns, getters) if c.name not in consumed]
 
     def _side_columns(self, record: SinkRecord, side: str, wanted: Sequence[str],
                       primary: bool) -> tuple[list[Column], list[Getter]]:
@@ -423,31 +426,6 @@ def _with_layouts(records: list[SinkRecord], layouts: LayoutCache) -> list[tuple
     return entries
 
 
-def surviving(keys: Sequence[tuple], tombstones: Sequence[bool], last_by_key: bool) -> tuple[list[bool], dict[tuple, int]]:
-    """Which rows of a batch are written, and which keys deleted (by the index of their last tombstone).
-
-    Per key, deletes happen first, then the writes after the key's last tombstone (all of them in insert
-    mode, only the last one when ``last_by_key``: upsert and update mode). Tombstones are never written.
-    """
-    keep: list[bool] = [True] * len(keys)
-    deleted: dict[tuple, int] = {}
-    seen: dict[tuple, int] = {}
-    for i in range(len(keys) - 1, -1, -1):
-        key = keys[i]
-        if tombstones[i]:
-            keep[i] = False
-            if key not in deleted:
-                deleted[key] = i
-            seen[key] = -2  # everything earlier for this key is superseded
-            continue
-        state = seen.get(key)
-        if state == -2 or (state is not None and last_by_key):
-            keep[i] = False
-        else:
-            seen[key] = i
-    return keep, deleted
-
-
 def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConfig,
                  layouts: LayoutCache) -> TableBatch:
     last_by_key = config.insert_mode in ("upsert", "update")
@@ -456,8 +434,9 @@ def _table_batch(table: TableId, records: list[SinkRecord], config: JdbcSinkConf
     deleted: dict[tuple, SinkRecord] = {}
     kept = entries
     if keyed:
+        rules = config.change_rules
         keep, deleted_at = surviving([layout.key(record) for record, layout in entries],
-                                     [record.value is None for record, _ in entries], last_by_key)
+                                     [record_deletes(rules, record) for record, _ in entries], last_by_key)
         deleted = {key: entries[i][0] for key, i in deleted_at.items()}
         kept = [entry for entry, kept in zip(entries, keep) if kept]
     distinct = {id(layout): layout for _, layout in kept}  # in the order first seen
