@@ -121,12 +121,16 @@ def work_dir(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres():
-    """A throwaway PostgreSQL server on 127.0.0.1 (Debian's binaries, run as the postgres user), for the session."""
+    """A throwaway PostgreSQL server on 127.0.0.1 (Debian's binaries, run as the postgres user), for the session.
+
+    ``wal_level=logical``, so the same server is the JDBC sink's target and Debezium's source (change data
+    capture tests); each Debezium connector takes a replication slot and a WAL sender."""
     import tempfile
 
     from connect_spark.testing.postgres import LocalPostgres
 
-    server = LocalPostgres(tempfile.mkdtemp(prefix="connect_spark_pg_"))
+    server = LocalPostgres(tempfile.mkdtemp(prefix="connect_spark_pg_"),
+                           settings={"wal_level": "logical", "max_replication_slots": "10", "max_wal_senders": "10"})
     server.start()
     yield server
     server.remove()
@@ -153,3 +157,14 @@ def opensearch(jars):
     with LocalOpenSearch(folder) as server:
         yield server
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def debezium(jars, bootstrap_servers, tmp_path_factory):
+    """Apache Kafka Connect running Debezium's PostgreSQL connector (connect_spark.testing.debezium), for one
+    test module: the module adds its connectors through the worker's REST API and removes them; the worker
+    is stopped after the module's last test."""
+    from connect_spark.testing.debezium import DebeziumWorker
+
+    with DebeziumWorker(tmp_path_factory.mktemp("debezium"), bootstrap_servers) as worker:
+        yield worker
