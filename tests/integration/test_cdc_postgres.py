@@ -204,10 +204,10 @@ def read_spark(df, where: str) -> Table:
 
 
 #: Per source column type, the target types that hold it as the user expects, in Spark and in PostgreSQL.
-#: A ``timestamp`` (no zone) may land in Spark's ``timestamp_ntz``, or in its ``timestamp`` holding the wall
-#: clock as UTC (Kafka Connect's convention for a zoneless timestamp); a ``timestamptz`` only in an instant type.
+#: A ``timestamp`` (a wall clock, no zone) is a ``timestamp_ntz`` in Spark: the same digits in every session
+#: time zone; a ``timestamptz`` (an instant) is a ``timestamp``. JSON and UUIDs are strings in Spark.
 SPARK_TYPES = {"integer": {"int"}, "text": {"string"}, "numeric(12,2)": {"decimal(12,2)"},
-               "timestamp without time zone": {"timestamp_ntz", "timestamp"},
+               "timestamp without time zone": {"timestamp_ntz"},
                "timestamp with time zone": {"timestamp"}, "date": {"date"}, "boolean": {"boolean"},
                "jsonb": {"string"}, "uuid": {"string"}}
 POSTGRES_TYPES = {"integer": {"integer"}, "text": {"text"}, "numeric(12,2)": {"numeric(12,2)"},
@@ -216,12 +216,12 @@ POSTGRES_TYPES = {"integer": {"integer"}, "text": {"text"}, "numeric(12,2)": {"n
                   "boolean": {"boolean"}, "jsonb": {"jsonb", "json", "text"}, "uuid": {"uuid", "text"}}
 
 
-def _same_value(source_type: str, source: Any, target: Any) -> bool:
+def _same_value(source: Any, target: Any) -> bool:
+    """Equal and of the same Python type (``True`` is not ``1``); aware date-times are equal as instants."""
     if source is None or target is None:
         return source is None and target is None
-    if source_type == "timestamp without time zone" and target.tzinfo is not None:
-        target = target.astimezone(dt.timezone.utc).replace(tzinfo=None)  # Spark timestamp: wall clock as UTC
-    return type(source) is type(target) and source == target
+    return type(source) is type(target) and source == target and (
+        not isinstance(source, dt.datetime) or (source.tzinfo is None) == (target.tzinfo is None))
 
 
 def table_difference(source: Table, target: Table, allowed_types: dict[str, set[str]]) -> str | None:
@@ -238,9 +238,9 @@ def table_difference(source: Table, target: Table, allowed_types: dict[str, set[
         return (f"ids: {target.where} lacks {missing[:10]} and has extra {extra[:10]} "
                 f"({len(target.rows)} rows, {len(source.rows)} in {source.where})")
     for key in sorted(source.rows):
-        for column, source_type in source.types.items():
+        for column in source.types:
             theirs, ours = source.rows[key][column], target.rows[key][column]
-            if not _same_value(source_type, theirs, ours):
+            if not _same_value(theirs, ours):
                 return f"row id={key}, column {column}: {target.where} has {ours!r}, {source.where} has {theirs!r}"
     return None
 
@@ -262,13 +262,15 @@ def test_the_comparison_sees_what_a_user_would_see():
                    {1: {"id": 1, "amount": Decimal("1.50"), "created": created, "updated": updated}})
 
     def target(types=None, **values):
-        row = {"id": 1, "amount": Decimal("1.50"), "created": created.replace(tzinfo=dt.timezone.utc),
-               "updated": updated.astimezone(dt.timezone.utc), **values}
-        return Table("target", types or {"id": "int", "amount": "decimal(12,2)", "created": "timestamp",
+        row = {"id": 1, "amount": Decimal("1.50"), "created": created, "updated": updated.astimezone(dt.timezone.utc),
+               **values}
+        return Table("target", types or {"id": "int", "amount": "decimal(12,2)", "created": "timestamp_ntz",
                                          "updated": "timestamp"}, {1: row})
 
     assert table_difference(source, target(), SPARK_TYPES) is None
-    assert table_difference(source, target(created=created), SPARK_TYPES) is None  # timestamp_ntz read back
+    assert "created" in table_difference(source, target({"id": "int", "amount": "decimal(12,2)",
+                                                          "created": "timestamp", "updated": "timestamp"}),
+                                         SPARK_TYPES)
     assert "amount" in table_difference(source, target(amount=Decimal("1.51")), SPARK_TYPES)
     assert "amount" in table_difference(source, target(amount=1.5), SPARK_TYPES)
     assert "created" in table_difference(source, target(created=created.replace(tzinfo=updated.tzinfo)),
@@ -276,7 +278,7 @@ def test_the_comparison_sees_what_a_user_would_see():
     assert "updated" in table_difference(source, target(updated=updated.replace(tzinfo=dt.timezone.utc)),
                                          SPARK_TYPES)
     assert "decimal(38,2)" in table_difference(source, target({"id": "int", "amount": "decimal(38,2)",
-                                                                "created": "timestamp", "updated": "timestamp"}),
+                                                                "created": "timestamp_ntz", "updated": "timestamp"}),
                                                SPARK_TYPES)
     assert "lacks [1]" in table_difference(source, Table("target", target().types, {}), SPARK_TYPES)
 
