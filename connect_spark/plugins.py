@@ -5,7 +5,8 @@ A configuration names a plugin (``connector.class``, ``value.converter``, ``tran
 this order:
 
 1. a built-in: a short alias (``JsonConverter``, ``Cast$Value``, ``FileStreamSink``) or Kafka's fully
-   qualified class name (``org.apache.kafka.connect.json.JsonConverter``), from the table below;
+   qualified class name (``org.apache.kafka.connect.json.JsonConverter``; Debezium's for Debezium's
+   transforms, ``io.debezium.transforms.ExtractNewRecordState``), from the table below;
 2. an entry point of the plugin kind's group (``connect_spark.connectors``, ``connect_spark.converters``,
    ``connect_spark.header_converters``, ``connect_spark.transforms``, ``connect_spark.predicates``),
    declared by a third-party package, e.g. in ``setup.cfg``::
@@ -55,6 +56,7 @@ __all__ = [
     "instantiate",
     "configured_converter",
     "BUILT_INS",
+    "JAVA_CLASS_PREFIXES",
     "known_aliases",
     "kafka_class_name",
     "add_plugin_path",
@@ -98,9 +100,12 @@ When importing a plugin fails because one of these is missing, the error says
 ``pip install 'connect-spark[<extra>]'``.
 """
 
-_JAVA_PREFIXES = ("org.apache.kafka.", "io.confluent.")
+JAVA_CLASS_PREFIXES = ("org.apache.kafka.", "io.confluent.", "io.debezium.")
+"""The packages of the Java class names built-ins are also known by (Kafka's, Confluent's, Debezium's); such names
+are accepted but not listed as aliases."""
 _KAFKA_CONVERTERS = "org.apache.kafka.connect.converters."
 _KAFKA_TRANSFORMS = "org.apache.kafka.connect.transforms."
+_DEBEZIUM_TRANSFORMS = "io.debezium.transforms."
 
 
 def _build_table() -> dict[str, dict[str, str]]:
@@ -177,6 +182,16 @@ def _build_table() -> dict[str, dict[str, str]]:
     for name, module in without_variants.items():
         add("transform", f"connect_spark.transforms.{module}:{name}", _KAFKA_TRANSFORMS + name, name)
 
+    # Debezium's transforms, under Debezium's class names (io.debezium.transforms.ExtractNewRecordState).
+    debezium = {
+        "ByLogicalTableRouter": "by_logical_table_router",
+        "ExtractChangedRecordState": "extract_changed_record_state",
+        "ExtractNewRecordState": "extract_new_record_state",
+        "HeaderToValue": "header_to_value",
+    }
+    for name, module in debezium.items():
+        add("transform", f"connect_spark.transforms.debezium.{module}:{name}", _DEBEZIUM_TRANSFORMS + name, name)
+
     for name in ("TopicNameMatches", "HasHeaderKey", "RecordIsTombstone"):
         add("predicate", f"connect_spark.transforms.predicates:{name}", f"{_KAFKA_TRANSFORMS}predicates.{name}", name)
     return table
@@ -205,13 +220,14 @@ def known_aliases(kind: str) -> list[str]:
     Kafka's fully qualified class names are accepted too but are not listed here.
     """
     _check_kind(kind)
-    names = {name for name in BUILT_INS[kind] if not name.startswith(_JAVA_PREFIXES)}
+    names = {name for name in BUILT_INS[kind] if not name.startswith(JAVA_CLASS_PREFIXES)}
     names.update(_entry_points(kind))
     return sorted(names)
 
 
 def kafka_class_name(kind: str, name: str) -> str:
-    """Kafka's fully qualified class name for a built-in alias (``Cast$Value`` → ``org.apache...Cast$Value``).
+    """Kafka's fully qualified class name for a built-in alias (``Cast$Value`` → ``org.apache...Cast$Value``,
+    ``ExtractNewRecordState`` → ``io.debezium.transforms.ExtractNewRecordState``).
 
     Used where Kafka shows a class name (dead letter queue headers, the connector-plugins listing).
     Any other name is returned unchanged.
@@ -221,7 +237,7 @@ def kafka_class_name(kind: str, name: str) -> str:
     if target is None:
         return name
     for candidate, candidate_target in BUILT_INS[kind].items():
-        if candidate_target == target and candidate.startswith(_JAVA_PREFIXES):
+        if candidate_target == target and candidate.startswith(JAVA_CLASS_PREFIXES):
             return candidate
     return name
 

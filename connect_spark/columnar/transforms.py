@@ -1110,6 +1110,8 @@ def _on_key(transform: Any) -> bool:
 _NOT_VECTORIZED = {
     "HeaderFrom": "header values must be carried as bytes that the header converter reads back with the "
                   "field's schema, which SimpleHeaderConverter does not preserve (an INT64 5 reads back as INT8)",
+    **{name: "Debezium's transforms run per record (they have no column form yet)"
+       for name in ("ExtractNewRecordState", "ByLogicalTableRouter", "ExtractChangedRecordState", "HeaderToValue")},
 }
 
 

@@ -211,7 +211,7 @@ def test_built_in_table_matches_the_documented_targets():
         assert table["connector"][name] == "connect_spark.connectors.file:FileStreamSinkConnector"
     assert table["connector"]["DeltaSink"] == "connect_spark.connectors.delta:DeltaSinkConnector"
     assert table["connector"]["RecordingSink"] == "connect_spark.testing.recording:RecordingSinkConnector"
-    assert len(table["transform"]) == 2 * (10 * 2 + 6)
+    assert len(table["transform"]) == 2 * (10 * 2 + 6 + 4)  # Kafka's, then Debezium's four
 
 
 def test_kafka_class_name():
