@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from connect_spark.api.data import Schema
 from connect_spark.api.errors import ConnectException
 from connect_spark.columnar.column_converter import ColumnConverter, Part
-from connect_spark.columnar.types import to_spark_type
+from connect_spark.columnar.types import encoded_spark_type
 from connect_spark.converters.avro import AvroConverter
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ class AvroColumns(ColumnConverter):
         c = F.col(name)
         payload = F.expr(f"substring(`{name}`, 6)")
         decoded = from_avro(payload, form, {"mode": "PERMISSIVE"})
-        spark_type = to_spark_type(schema)
+        spark_type = encoded_spark_type(schema)  # Debezium's semantic types are typed last (semantic_columns)
         # PERMISSIVE decoding makes every field nullable; the cast keeps that (required fields are non-null
         # in every row that converts: the round trip below proves the row decoded whole)
         value = F.when(c.isNull(), F.lit(None)).otherwise(decoded.cast(_nullable(spark_type)))

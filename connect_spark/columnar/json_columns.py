@@ -30,7 +30,7 @@ from connect_spark.columnar.exact_text import (
     shape_regex,
     value_positions,
 )
-from connect_spark.columnar.types import to_spark_type
+from connect_spark.columnar.types import encoded_spark_type
 from connect_spark.converters.json import JsonConverter
 
 if TYPE_CHECKING:
@@ -398,7 +398,7 @@ class EnvelopeJson(ColumnConverter):
         ok = utf8
         for check in checks:
             ok = ok & F.coalesce(check, F.lit(False))
-        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, to_spark_type(schema)),
+        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, encoded_spark_type(schema)),
                 empty | ok)
 
     def _extracted(self, name: str, schema: Schema, parse_type: Any, prefix: str,
@@ -423,7 +423,7 @@ class EnvelopeJson(ColumnConverter):
         ok = utf8
         for check in checks:
             ok = ok & F.coalesce(check, F.lit(False))
-        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, to_spark_type(schema)),
+        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, encoded_spark_type(schema)),
                 empty | ok)
 
     def _generic(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
@@ -454,7 +454,7 @@ class EnvelopeJson(ColumnConverter):
             ok = utf8
             for check in checks:
                 ok = ok & F.coalesce(check, F.lit(False))
-            return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, to_spark_type(schema)),
+            return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, encoded_spark_type(schema)),
                     empty | ok)
         return tombstone, empty
 
@@ -466,7 +466,9 @@ def _negative_zero(serialized: "Column") -> "Column":
 
 
 def _json_parse_type(schema: Schema) -> Any:
-    """The Spark type ``from_json`` reads a payload of ``schema`` with (logical types as their encoding)."""
+    """The Spark type ``from_json`` reads a payload of ``schema`` with (logical types as their encoding; Debezium's
+    semantic types stay encodings through the plan's transforms and are typed last, by
+    :mod:`~connect_spark.columnar.semantic_columns`)."""
     from pyspark.sql import types as T
 
     name = schema.name
@@ -487,7 +489,7 @@ def _json_parse_type(schema: Schema) -> Any:
         return T.MapType(T.StringType(), _json_parse_type(schema.value_schema), True)
     if t is Type.STRUCT:
         return T.StructType([T.StructField(f.name, _json_parse_type(f.schema), True) for f in schema.fields])
-    return to_spark_type(schema)
+    return encoded_spark_type(schema)
 
 
 def _and(a: "Column | None", b: "Column | None") -> "Column | None":

@@ -36,7 +36,9 @@ and, as $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractFiel
 SetSchemaMetadata and TimestampConverter (numeric formats only; see
 :mod:`~connect_spark.columnar.transforms`), with the predicates TopicNameMatches, HasHeaderKey and
 RecordIsTombstone (negated or not). Anything else (HeaderFrom, custom plugins) makes
-:func:`compile_plan` return ``None``.
+:func:`compile_plan` return ``None``. Converters and transforms work on Connect encodings; Debezium's semantic
+types are typed last (:mod:`~connect_spark.columnar.semantic_columns`), as the per-record path types them when
+it builds a frame.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from connect_spark.columnar.column_converter import ColumnConverter, Part
 from connect_spark.columnar.json_columns import EnvelopeJson, SchemalessJson
 from connect_spark.columnar.records import frame_to_records
 from connect_spark.columnar.reused_columns import reused_columns
+from connect_spark.columnar.semantic_columns import typed_record
 from connect_spark.columnar.transforms import TransformStep, transform_step
 from connect_spark.converters.avro import AvroConverter
 from connect_spark.converters.bytearray import ByteArrayConverter
@@ -397,6 +400,7 @@ class ColumnarPlan:
             ).require(key_ok).require(value_ok).require(ts.isNull() | (ts >= -1))
             for step in self.steps:
                 record = step.run(record)
+            record = typed_record(record)  # Debezium's semantic types, from their encoding to typed columns
         except NotVectorizable as e:
             self._built, self._last_reused = None, self.key.reused or self.value.reused
             self.batch_fallback_reasons.append(str(e))

@@ -22,6 +22,15 @@ the whole batch:
   record is a string column; an object field that is empty (``{}``) in every record is left out (it
   holds nothing a column could carry).
 
+Debezium's semantic types (:mod:`connect_spark.api.data.semantic_types`) are converted to their typed
+columns here (a MicroTimestamp's microseconds into a ``timestamp_ntz`` column, a VariableScaleDecimal into
+``decimal(38,18)``, ...): integers become the column's days or microseconds (Arrow builds the date and
+timestamp arrays from them), so no datetime object is made per value. A value its column cannot hold (a
+timestamp outside the years 1-9999, a ZonedTimestamp that does not parse, a VariableScaleDecimal with more
+than 18 digits after the point) makes its record a misfit naming the field. Two schemas whose field has a
+semantic name in one and not the other, or two different names, do not merge (the integers would mean
+different things); two versions of one name merge whatever their parameters (an Enum gaining a value).
+
 Nothing is cast silently: the only conversions are the widenings above. As a last guard, a batch Arrow
 still refuses (a string with a lone surrogate, say) is converted record by record, and the records
 Arrow refuses are misfits carrying Arrow's message.
@@ -37,6 +46,7 @@ import pyarrow as pa
 
 from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import ConnectSchema, Field
+from connect_spark.api.data.semantic_types import SemanticValueError, semantic_type, to_column_value
 from connect_spark.api.errors import DataException
 
 __all__ = ["Misfit", "FittedColumn", "fit_column", "merge_schemas", "SchemaConflict", "MAX_DEPTH", "describe_arrow_type",
@@ -134,11 +144,15 @@ def merge_schemas(a: Schema, b: Schema, path: str = "") -> Schema:
 
 
 def _is_logical(schema: Schema) -> bool:
-    return schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data.")
+    return schema.name is not None and (schema.name.startswith("org.apache.kafka.connect.data.")
+                                        or semantic_type(schema) is not None)
 
 
 def _same_logical(a: Schema, b: Schema) -> bool:
-    return a.name == b.name and a.type is b.type and dict(a.parameters or {}) == dict(b.parameters or {})
+    if a.name != b.name or a.type is not b.type:
+        return False
+    # a semantic type's column does not depend on its parameters (an Enum's ``allowed``, a Bits' ``length``)
+    return semantic_type(a) is not None or dict(a.parameters or {}) == dict(b.parameters or {})
 
 
 def _wider_primitive(a: Schema, b: Schema) -> Schema | None:
@@ -168,17 +182,43 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _projector(target: Schema, source: Schema) -> Callable[[Any], Any]:
-    """A function from a Connect value of ``source`` (a schema merged into ``target``) to its Arrow form."""
+class _SemanticMisfit(Exception):
+    """A semantic type's value its column cannot hold, at ``path`` (empty: the key or value itself)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(reason)
+        self.path, self.reason = path, reason
+
+
+#: Semantic column kinds whose Connect values Arrow takes as they are (an Enum's string, a Year's int).
+_AS_IS = frozenset({"int", "bigint", "string", "binary"})
+
+
+def _projector(target: Schema, source: Schema, path: str = "") -> Callable[[Any], Any]:
+    """A function from a Connect value of ``source`` (a schema merged into ``target``) to its Arrow form.
+
+    Raises (from the function):
+        _SemanticMisfit: a semantic type's value its column cannot hold.
+    """
     from connect_spark.api.data.schema import TIME_LOGICAL_NAME
 
+    found = semantic_type(target)
+    if found is not None and found.column not in _AS_IS:
+        def project_semantic(v: Any) -> Any:
+            if v is None:
+                return None
+            try:
+                return to_column_value(found, v)
+            except SemanticValueError as e:
+                raise _SemanticMisfit(path, str(e)) from None
+        return project_semantic
     t = target.type
     if t is Type.STRUCT:
         fields = []
         for f in target.fields:
             own = source.field(f.name)
             fields.append((f.name, own, f.schema.default_value,
-                           _projector(f.schema, own.schema if own is not None else f.schema)))
+                           _projector(f.schema, own.schema if own is not None else f.schema, _join(path, f.name))))
 
         def project_struct(v: Any) -> Any:
             if v is None:
@@ -190,11 +230,11 @@ def _projector(target: Schema, source: Schema) -> Callable[[Any], Any]:
             return out
         return project_struct
     if t is Type.ARRAY:
-        element = _projector(target.value_schema, source.value_schema)
+        element = _projector(target.value_schema, source.value_schema, path + "[]")
         return lambda v: None if v is None else [element(x) for x in v]
     if t is Type.MAP:
-        pk = _projector(target.key_schema, source.key_schema)
-        pv = _projector(target.value_schema, source.value_schema)
+        pk = _projector(target.key_schema, source.key_schema, path + "{key}")
+        pv = _projector(target.value_schema, source.value_schema, path + "{}")
         return lambda v: None if v is None else [(pk(k), pv(x)) for k, x in v.items()]
     if target.name == TIME_LOGICAL_NAME:
         return lambda v: v.replace(tzinfo=None) if v is not None and hasattr(v, "tzinfo") else v
@@ -232,7 +272,12 @@ def _schema_column(values: Sequence[Any], schemas: Sequence[Schema | None], whic
             misfits.append(Misfit(i, refused[schema]))
             column.append(None)
         else:
-            column.append(projectors[schema](value))
+            try:
+                column.append(projectors[schema](value))
+            except _SemanticMisfit as e:
+                where = f"field '{e.path}' of the {which}" if e.path else f"the {which}"
+                misfits.append(Misfit(i, f"{where} does not fit its column: {e.reason}"))
+                column.append(None)
     array = _guarded_array(column, to_arrow_type(merged), misfits, which)
     return FittedColumn(array, merged, misfits)
 

@@ -31,6 +31,7 @@ from connect_spark.api.converters import HeaderConverter
 from connect_spark.api.data import Schema, Struct, Type
 from connect_spark.api.data.logical import Time, Timestamp
 from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
+from connect_spark.api.data.semantic_types import from_column_value, semantic_type
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import Header, Headers, SinkRecord, TimestampType
 from connect_spark.columnar.record_column import fit_column, type_conflict
@@ -58,10 +59,16 @@ def value_reader(schema: Schema | None) -> Callable[[Any], Any]:
     """A function turning one ``to_pylist`` value of a frame column into the Connect value for ``schema``.
 
     ``None`` (schemaless data) turns structs into dicts, as a schemaless JsonConverter produces.
-    Null stays ``None``.
+    Null stays ``None``. Debezium's semantic types come back to their Connect encoding
+    (:func:`~connect_spark.api.data.semantic_types.from_column_value`).
     """
     if schema is None:
         return _schemaless
+    found = semantic_type(schema)
+    if found is not None:
+        if found.column in ("int", "bigint", "string", "binary"):
+            return _identity
+        return lambda v: None if v is None else from_column_value(found, v, schema)
     name = schema.name
     if name == TIME_LOGICAL_NAME:
         return lambda v: Time.to_logical(schema, v) if isinstance(v, int) else v

@@ -13,10 +13,19 @@ Decimal (scale s)            decimal(p, s)         decimal128(p, s)
 Date                         date                  date32
 Time                         int (millis of day)   time32[ms]
 Timestamp                    timestamp (UTC)       timestamp[us, UTC]
+Debezium's semantic types    see below             see below
 ============================ ===================== ===============================
 
-``p`` is the schema's ``connect.decimal.precision`` parameter when set, else 38. Spark 4.0 has no
+``p`` is the schema's ``connect.decimal.precision`` parameter when set, else 38 (never below the scale;
+a negative scale, which PostgreSQL 15 allows, is carried as ``decimal(p - s, 0)``). Spark 4.0 has no
 time-of-day type, so Time is carried as its Connect encoding (milliseconds since midnight).
+
+Debezium's names (:mod:`connect_spark.api.data.semantic_types` declares them) become their column kind:
+``date`` → date / date32, ``timestamp_ntz`` → timestamp_ntz / timestamp[us] (no zone), ``timestamp`` →
+timestamp / timestamp[us, UTC], ``decimal`` → decimal(38,18) / decimal128(38,18), ``int``, ``bigint``,
+``string``, ``binary`` → the primitive. :func:`encoded_spark_type` keeps them as their Connect encoding:
+the vectorized plan's converters and transforms work on encodings and type the columns last
+(:mod:`connect_spark.columnar.semantic_columns`), as the per-record path converts records first.
 """
 
 from __future__ import annotations
@@ -33,15 +42,24 @@ from connect_spark.api.data.schema import (
     TIME_LOGICAL_NAME,
     TIMESTAMP_LOGICAL_NAME,
 )
+from connect_spark.api.data.semantic_types import (
+    DECIMAL_PRECISION,
+    DECIMAL_SCALE,
+    MICRO_TIMESTAMP,
+    semantic_type,
+)
 from connect_spark.api.errors import DataException
 
 if TYPE_CHECKING:
-    from pyspark.sql.types import DataType
+    from pyspark.sql.types import DataType, StructType
 
 __all__ = [
     "UnsupportedTypeError",
     "to_spark_type",
+    "encoded_spark_type",
     "to_arrow_type",
+    "decimal_type",
+    "record_frame_spark_schema",
     "from_spark_type",
     "from_arrow_type",
     "decimal_precision",
@@ -65,13 +83,57 @@ def decimal_precision(schema: Schema) -> int:
     return max(1, min(precision, _MAX_PRECISION))
 
 
+def decimal_type(schema: Schema) -> tuple[int, int]:
+    """``(precision, scale)`` of the decimal column of a Decimal schema: the precision parameter (else 38), at
+    least the scale; a negative scale (``1E+3`` steps) is carried as scale 0 with room for its zeros.
+
+    Raises:
+        UnsupportedTypeError: a scale over 38, which no Spark or Arrow decimal holds.
+    """
+    scale = Decimal.scale(schema)
+    precision = decimal_precision(schema)
+    if scale < 0:
+        return min(precision - scale, _MAX_PRECISION), 0
+    if scale > _MAX_PRECISION:
+        raise UnsupportedTypeError(f"A Decimal of scale {scale} has no Spark or Arrow decimal type (at most 38)")
+    return max(precision, scale), scale
+
+
 def to_spark_type(schema: Schema) -> "DataType":
-    """The Spark type holding values of ``schema``."""
+    """The Spark type of the column holding values of ``schema`` (Debezium's semantic types typed)."""
+    return _spark_type(schema, True)
+
+
+def encoded_spark_type(schema: Schema) -> "DataType":
+    """The Spark type of ``schema``'s Connect encoding: :func:`to_spark_type` with Debezium's semantic types
+    left as their primitives (what a JSON or Avro payload holds before the plan types it)."""
+    return _spark_type(schema, False)
+
+
+def _spark_column(kind: str) -> "DataType":
+    """The Spark type of a semantic type's column kind."""
+    from pyspark.sql import types as T
+
+    return {"date": T.DateType(), "int": T.IntegerType(), "bigint": T.LongType(), "timestamp_ntz": T.TimestampNTZType(),
+            "timestamp": T.TimestampType(), "string": T.StringType(), "binary": T.BinaryType(),
+            "decimal": T.DecimalType(DECIMAL_PRECISION, DECIMAL_SCALE)}[kind]
+
+
+_ARROW_COLUMNS = {"date": pa.date32(), "int": pa.int32(), "bigint": pa.int64(), "timestamp_ntz": pa.timestamp("us"),
+                  "timestamp": pa.timestamp("us", tz="UTC"), "string": pa.string(), "binary": pa.binary(),
+                  "decimal": pa.decimal128(DECIMAL_PRECISION, DECIMAL_SCALE)}
+
+
+def _spark_type(schema: Schema, semantic: bool) -> "DataType":
     from pyspark.sql import types as T
 
     name = schema.name
+    if semantic:
+        found = semantic_type(schema)
+        if found is not None:
+            return _spark_column(found.column)
     if name == DECIMAL_LOGICAL_NAME:
-        return T.DecimalType(decimal_precision(schema), Decimal.scale(schema))
+        return T.DecimalType(*decimal_type(schema))
     if name == DATE_LOGICAL_NAME:
         return T.DateType()
     if name == TIME_LOGICAL_NAME:
@@ -81,12 +143,12 @@ def to_spark_type(schema: Schema) -> "DataType":
     t = schema.type
     if t is Type.ARRAY:
         element = schema.value_schema
-        return T.ArrayType(to_spark_type(element), element.is_optional)
+        return T.ArrayType(_spark_type(element, semantic), element.is_optional)
     if t is Type.MAP:
         value = schema.value_schema
-        return T.MapType(to_spark_type(schema.key_schema), to_spark_type(value), value.is_optional)
+        return T.MapType(_spark_type(schema.key_schema, semantic), _spark_type(value, semantic), value.is_optional)
     if t is Type.STRUCT:
-        return T.StructType([T.StructField(f.name, to_spark_type(f.schema), f.schema.is_optional)
+        return T.StructType([T.StructField(f.name, _spark_type(f.schema, semantic), f.schema.is_optional)
                              for f in schema.fields])
     return _SPARK_PRIMITIVES()[t]
 
@@ -107,10 +169,13 @@ _ARROW_PRIMITIVES: dict[Type, pa.DataType] = {
 
 
 def to_arrow_type(schema: Schema) -> pa.DataType:
-    """The Arrow type holding values of ``schema``."""
+    """The Arrow type of the column holding values of ``schema`` (Debezium's semantic types typed)."""
+    found = semantic_type(schema)
+    if found is not None:
+        return _ARROW_COLUMNS[found.column]
     name = schema.name
     if name == DECIMAL_LOGICAL_NAME:
-        return pa.decimal128(decimal_precision(schema), Decimal.scale(schema))
+        return pa.decimal128(*decimal_type(schema))
     if name == DATE_LOGICAL_NAME:
         return pa.date32()
     if name == TIME_LOGICAL_NAME:
@@ -156,6 +221,8 @@ def from_spark_type(data_type: "DataType", optional: bool = True) -> Schema:
         elif isinstance(data_type, T.TimestampType):
             from connect_spark.api.data import Timestamp
             builder = Timestamp.builder()
+        elif isinstance(data_type, T.TimestampNTZType):  # a local date-time: Debezium's MicroTimestamp
+            builder = SchemaBuilder.int64().name(MICRO_TIMESTAMP).version(1)
         elif isinstance(data_type, T.ArrayType):
             builder = SchemaBuilder.array(from_spark_type(data_type.elementType, data_type.containsNull))
         elif isinstance(data_type, T.MapType):
@@ -192,6 +259,8 @@ def from_arrow_type(arrow_type: pa.DataType, optional: bool = True) -> Schema:
     elif pa.types.is_time32(arrow_type) and arrow_type.unit == "ms":
         from connect_spark.api.data import Time
         builder = Time.builder()
+    elif pa.types.is_timestamp(arrow_type) and arrow_type.tz is None:  # a local date-time
+        builder = SchemaBuilder.int64().name(MICRO_TIMESTAMP).version(1)
     elif pa.types.is_timestamp(arrow_type):
         from connect_spark.api.data import Timestamp
         builder = Timestamp.builder()
@@ -209,3 +278,22 @@ def from_arrow_type(arrow_type: pa.DataType, optional: bool = True) -> Schema:
     else:
         raise UnsupportedTypeError(f"No Connect schema for Arrow type {arrow_type}")
     return (builder.optional() if optional else builder).build()
+
+
+def record_frame_spark_schema(table: pa.Table, key_schema: Schema | None, value_schema: Schema | None) -> "StructType":
+    """The Spark schema of a record frame built from records (``fit_records_to_frame``), for
+    ``createDataFrame``: the key and value columns typed from their Connect schemas (:func:`to_spark_type`,
+    so a ``timestamp_ntz`` stays one, where Spark would read a naive Arrow timestamp as a local ``timestamp``,
+    and a Time is an int), the other columns from their Arrow types."""
+    from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    fields = []
+    for field in table.schema:
+        schema = key_schema if field.name == "key" else value_schema if field.name == "value" else None
+        if schema is not None and not pa.types.is_null(field.type):
+            data_type = to_spark_type(schema)
+        else:
+            data_type = from_arrow_type(field.type, prefer_timestamp_ntz=True)
+        fields.append(T.StructField(field.name, data_type, field.nullable))
+    return T.StructType(fields)

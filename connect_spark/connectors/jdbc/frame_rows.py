@@ -5,7 +5,8 @@ from its field metadata, :func:`~connect_spark.columnar.records.connect_schemas`
 :class:`~.rows.RecordLayout` (compiled from the frame's first row, as a record) says which columns the
 rows have; each column's values are then read from its Arrow column once (``to_pylist``) and the rows
 zipped from them. Values have the Python types the record path gives (Timestamps as wall-clock time in
-``db.timezone``, Time as ``datetime.time``, ...), so the dialect's typed COPY applies.
+``db.timezone``, Time as ``datetime.time``, Debezium's dates and timestamps as their typed columns hold them,
+...), so the dialect's typed COPY applies.
 
 Keys, deletes and the last write per key follow the same rules as records
 (:func:`connect_spark.connectors.changes.surviving`).
@@ -25,6 +26,7 @@ import pyarrow.compute as pc
 from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.logical import Time, Timestamp
 from connect_spark.api.data.schema import TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
+from connect_spark.api.data.semantic_types import semantic_type
 from connect_spark.api.records import SinkRecord
 from connect_spark.columnar.records import frame_to_records, value_reader
 from connect_spark.connectors.jdbc.config import JdbcSinkConfig
@@ -37,6 +39,19 @@ __all__ = ["FrameRecords", "frame_batches", "frame_records"]
 
 _NAIVE_MICROS = pa.timestamp("us")
 _UTC_MICROS = pa.timestamp("us", tz="UTC")
+
+
+def _never(arrow_type: pa.DataType) -> bool:
+    return False
+
+
+#: Semantic column kinds whose typed frame column's ``to_pylist`` values are the database values
+#: :func:`~.rows.semantic_writer` would give, by the Arrow type that column has.
+_TYPED_AS_WRITTEN = {
+    "date": pa.types.is_date32,
+    "timestamp_ntz": lambda t: pa.types.is_timestamp(t) and t.tz is None,
+    "timestamp": lambda t: pa.types.is_timestamp(t) and t.tz is not None,
+}
 
 
 def frame_records(frame: pa.Table, key_schema: Schema | None, value_schema: Schema | None) -> list[SinkRecord]:
@@ -162,6 +177,9 @@ class _ColumnReader:
             values = [None if v is None else Timestamp.to_logical(schema, v) for v in column.to_pylist()]
         elif schema is not None and schema.name == TIME_LOGICAL_NAME and pa.types.is_integer(column.type):
             values = [None if v is None else Time.to_logical(schema, v) for v in column.to_pylist()]
+        elif (schema is not None and _TYPED_AS_WRITTEN.get(getattr(semantic_type(schema), "column", None),
+                                                           _never)(column.type)):
+            return column.to_pylist()  # a date, a local date-time, a UTC instant: already what the writer writes
         else:
             values = column.to_pylist()
             if schema is not None and (schema.name is not None or schema.type in (Type.ARRAY, Type.MAP)):

@@ -3,7 +3,10 @@
 Types follow Confluent's PostgreSQL dialect: INT8/INT16 → smallint, INT32 → integer, INT64 → bigint,
 FLOAT32 → real, FLOAT64 → double precision, BOOLEAN → boolean, STRING → text, BYTES → bytea, Decimal →
 numeric, Date → date, Time → time, Timestamp → timestamp, an ARRAY of those → its element type ``[]``.
-Structs and maps are refused (the Flatten transform turns a struct into columns).
+Structs and maps are refused (the Flatten transform turns a struct into columns). Debezium's semantic types
+take the PostgreSQL types of :mod:`connect_spark.api.data.semantic_types` (``timestamp``, ``timestamptz``,
+``date``, ``time``, ``timetz``, ``numeric``, ``json``/``jsonb``, ``uuid``, ``bit(n)``, ...), as Debezium's own
+JDBC sink creates them (but ``numeric``, exact, for a VariableScaleDecimal).
 
 Writes (inside the caller's transaction):
 
@@ -38,6 +41,7 @@ from connect_spark.api.data.schema import (
     TIME_LOGICAL_NAME,
     TIMESTAMP_LOGICAL_NAME,
 )
+from connect_spark.api.data.semantic_types import postgres_type, semantic_type
 from connect_spark.api.errors import DataException
 from connect_spark.api.records import TopicPartition
 from connect_spark.connectors.jdbc.config import ConnectionSettings
@@ -68,6 +72,14 @@ _BINARY_TYPES = {
 _BINARY_LOGICAL_TYPES = {
     DECIMAL_LOGICAL_NAME: ("numeric", "numeric"),
     TIMESTAMP_LOGICAL_NAME: ("timestamp", "timestamp without time zone"),
+}
+# Debezium's semantic types written in binary, by column kind (their values from rows.semantic_writer: a string,
+# for a value Python cannot hold, makes the binary COPY fail and be done again in text).
+_BINARY_SEMANTIC_TYPES = {
+    "timestamp_ntz": ("timestamp", "timestamp without time zone"),
+    "timestamp": ("timestamptz", "timestamp with time zone"),
+    "decimal": ("numeric", "numeric"),
+    "int": None, "bigint": None, "date": None, "string": None, "binary": None,
 }
 # SQLSTATE classes: 22 data exception, 23 integrity constraint violation, 54 program limit exceeded
 # (a row too large for an index): one row's fault.
@@ -211,8 +223,12 @@ class PostgresDialect(DatabaseDialect):
         names = []
         for column in columns:
             schema = column.schema
-            pair = (_BINARY_LOGICAL_TYPES.get(schema.name) if schema.name in _LOGICAL_TYPES
-                    else _BINARY_TYPES.get(schema.type))
+            semantic = semantic_type(schema)
+            if semantic is not None:
+                pair = _BINARY_SEMANTIC_TYPES.get(semantic.column)
+            else:
+                pair = (_BINARY_LOGICAL_TYPES.get(schema.name) if schema.name in _LOGICAL_TYPES
+                        else _BINARY_TYPES.get(schema.type))
             if pair is None or column_types.get(self.column_name(column.name)) != pair[1]:
                 return None
             names.append(pair[0])
@@ -284,6 +300,9 @@ class PostgresDialect(DatabaseDialect):
 
 
 def _sql_type(schema: Any, field: str) -> str:
+    semantic = semantic_type(schema)
+    if semantic is not None:
+        return postgres_type(semantic, schema)
     logical = _LOGICAL_TYPES.get(schema.name or "")
     if logical:
         return logical

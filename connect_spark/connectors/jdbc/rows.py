@@ -11,6 +11,9 @@ typed from the first value seen (or taken as the table has them). A schemaless r
 the Python types of the entries it reads (they decide the column types), so it is cached by those types
 (:func:`schemaless_shape`): records of the same shape share one layout, a record of another shape gets its own.
 
+Debezium's semantic types (an ``io.debezium.time.MicroTimestamp``, a ``VariableScaleDecimal``, ...) are written
+as what they mean (:func:`semantic_writer`), into the column types the dialect gives them.
+
 Keys, as Confluent's sink reads them: ``kafka`` gives topic/partition/offset columns; ``record_key`` the
 key's fields (``pk.fields`` picks some) or, for a primitive key, one column named by ``pk.fields``;
 ``record_value`` fields of the value (``pk.fields``, default all). In upsert and update mode (and for
@@ -29,6 +32,18 @@ from typing import Any, Callable, Sequence
 
 from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import TIMESTAMP_LOGICAL_NAME
+from connect_spark.api.data.semantic_types import (
+    BITS,
+    MICRO_TIME,
+    MICROS_PER_DAY,
+    NANO_TIME,
+    TIME,
+    SemanticType,
+    SemanticValueError,
+    bits_text,
+    semantic_type,
+    to_logical,
+)
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord
 from connect_spark.connectors.changes import record_deletes, surviving
@@ -207,6 +222,82 @@ def _timestamp_writer(zone: str) -> Callable[[Any], Any]:
         tzinfo=None)
 
 
+def semantic_writer(schema: Schema) -> Callable[[Any], Any] | None:
+    """The database value of a Debezium semantic type's Connect value (an array's elements too), or ``None``
+    when the value is written as it is (a Year, a Uuid's text, ...).
+
+    The column types are the dialect's (``date``, ``time``, ``timestamp``, ``timestamptz``, ``numeric``, bit
+    strings); values become the Python objects the driver writes into them
+    (:func:`~connect_spark.api.data.semantic_types.to_logical`): a local date-time is written as its wall clock,
+    never moved to ``db.timezone``. A value Python cannot hold is written as SQL text the database parses
+    itself (a date beyond 9999 or before year 1, ``24:00:00``, a ZonedTimestamp such as ``infinity``), so the
+    database, not this sink, decides: a value it refuses is that row's error (the errant record reporter).
+    """
+    if schema.type is Type.ARRAY:
+        element = semantic_writer(schema.value_schema)
+        return None if element is None else (lambda v: None if v is None else [element(x) for x in v])
+    found = semantic_type(schema)
+    if found is None:
+        return None
+    if found.name == BITS:
+        length = (schema.parameters or {}).get("length")
+        width = int(length) if length and length.isdigit() and 0 < int(length) < 2**31 - 1 else None
+        return lambda v: None if v is None else bits_text(v, width)
+    if found.column in ("date", "timestamp_ntz", "timestamp", "decimal") or found.name in (TIME, MICRO_TIME, NANO_TIME):
+        def write(v: Any) -> Any:
+            if v is None:
+                return None
+            try:
+                return to_logical(found, v)
+            except SemanticValueError:
+                return _sql_text(found, v)
+        return write
+    return None
+
+
+def _sql_text(semantic: SemanticType, value: Any) -> Any:
+    """A value :func:`~connect_spark.api.data.semantic_types.to_logical` refused, as SQL text (see
+    :func:`semantic_writer`): dates and timestamps of any year (``BC`` before year 1), times of day beyond
+    23:59:59.999999; anything else (a ZonedTimestamp that does not parse) as it is."""
+    if semantic.column == "date":
+        return _date_text(value)
+    if semantic.column == "timestamp_ntz":
+        unit = semantic.unit
+        micros = value * -unit if unit < 0 else value // unit
+        days, rest = divmod(micros, MICROS_PER_DAY)
+        return _date_text(days, f" {_clock_text(rest)}")
+    if semantic.name in (TIME, MICRO_TIME, NANO_TIME):
+        unit = semantic.unit
+        micros = value * -unit if unit < 0 else value // unit
+        return _clock_text(micros) if micros >= 0 else str(value)
+    return value
+
+
+def _clock_text(micros: int) -> str:
+    """``HH:MM:SS.ffffff`` of a count of microseconds (hours beyond 23 as they are)."""
+    seconds, micro = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hour, minute = divmod(minutes, 60)
+    return f"{hour:02d}:{minute:02d}:{second:02d}.{micro:06d}"
+
+
+def _date_text(days: int, clock: str = "") -> str:
+    """The proleptic Gregorian date ``days`` after 1970-01-01 as SQL text, ``BC`` for years before 1 (any year)."""
+    # days → (year, month, day), after Howard Hinnant's civil_from_days
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (1 if month <= 2 else 0)
+    if year <= 0:
+        return f"{1 - year:04d}-{month:02d}-{day:02d}{clock} BC"
+    return f"{year:04d}-{month:02d}-{day:02d}{clock}"
+
+
 #: pk.mode=kafka's columns: topic, partition, offset.
 _KAFKA_GETTERS: tuple[Getter, ...] = (lambda r: r.topic, lambda r: r.kafka_partition, lambda r: r.kafka_offset)
 
@@ -300,7 +391,9 @@ class LayoutCache:
     # -- compilation ---------------------------------------------------------------------------
 
     def _convert_for(self, schema: Schema) -> Callable[[Any], Any] | None:
-        return self._timestamp if schema.name == TIMESTAMP_LOGICAL_NAME else None
+        if schema.name == TIMESTAMP_LOGICAL_NAME:
+            return self._timestamp
+        return semantic_writer(schema)
 
     def _compile(self, record: SinkRecord) -> RecordLayout:
         config = self.config

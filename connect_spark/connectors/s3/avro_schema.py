@@ -14,8 +14,11 @@ Confluent's objects (their ``connect.name``, ``connect.type`` and logical types)
   records (``key``, ``value``);
 * an optional schema → the union ``["null", T]``, its field defaulting to null.
 
-:func:`avro_values` turns ``to_pylist`` values of the Arrow column into what fastavro writes for it
-(maps are lists of pairs in Arrow).
+Debezium's semantic types keep AvroData's form too: their Connect encoding (``long`` with ``connect.name``
+``io.debezium.time.MicroTimestamp``, the VariableScaleDecimal record), so Confluent's readers type them as
+Debezium's consumers do. :func:`avro_values` turns ``to_pylist`` values of the Arrow column into what
+fastavro writes for it (maps are lists of pairs in Arrow; a semantic type's typed column value back to its
+encoding, :func:`~connect_spark.api.data.semantic_types.from_column_value`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from connect_spark.api.data.schema import (
     TIMESTAMP_LOGICAL_NAME,
     Type,
 )
+from connect_spark.api.data.semantic_types import from_column_value, semantic_type
 
 __all__ = ["avro_schema", "avro_values"]
 
@@ -136,6 +140,10 @@ def avro_values(schema: Schema) -> Callable[[Any], Any]:
 def _converter(schema: Schema) -> Callable[[Any], Any] | None:
     """``None`` when the ``to_pylist`` value is already fastavro's form (no map inside)."""
     kind = schema.type
+    semantic = semantic_type(schema)
+    if semantic is not None and semantic.column not in ("int", "bigint", "string", "binary"):
+        # a typed column (a timestamp_ntz, a decimal(38,18), ...) back to the encoding AvroData writes
+        return lambda v: None if v is None else from_column_value(semantic, v)
     if schema.name in _LOGICAL or schema.name == DECIMAL_LOGICAL_NAME or kind in _PRIMITIVES:
         return None
     if kind == Type.ARRAY:

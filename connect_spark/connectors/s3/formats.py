@@ -7,9 +7,12 @@ object re-written after a crash is identical to the first one:
 * ``avro``: an Avro container file whose schema is the value's Connect schema mapped as Confluent's
   AvroData does (``avro_schema``), compressed per ``avro.codec``; extension ``.avro``.
 * ``json``: one JSON document per line, as Kafka's JsonConverter writes a value without its schema
-  (Timestamp as epoch ms, Date as days, Time as ms of the day, bytes and Decimal as base64); ``.json``,
+  (Timestamp as epoch ms, Date as days, Time as ms of the day, bytes and Decimal as base64, Debezium's
+  semantic types as their encoding: a MicroTimestamp's microseconds, a ZonedTimestamp's text); ``.json``,
   ``.json.gz`` with ``s3.compression.type=gzip``.
-* ``parquet``: the value's fields as columns (``parquet.codec``); ``.parquet`` after the codec's
+* ``parquet``: the value's fields as columns, typed as the record frame types them (a MicroTimestamp a
+  timestamp without zone, a VariableScaleDecimal a decimal(38,18): ``connect_spark.columnar.types``)
+  (``parquet.codec``); ``.parquet`` after the codec's
   extension (``.snappy.parquet``), as Confluent names them.
 * ``bytearray``: the raw value bytes, each followed by ``format.bytearray.separator``.
 
@@ -28,7 +31,8 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from connect_spark.api.data import Schema
+from connect_spark.api.data import Schema, Type
+from connect_spark.api.data.semantic_types import from_column_value, semantic_type
 from connect_spark.connectors.files.formats import value_table
 from connect_spark.connectors.s3.avro_schema import avro_schema, avro_values
 from connect_spark.connectors.s3.config import S3SinkConfig
@@ -78,7 +82,7 @@ def serialize(values: pa.Array, schema: Schema | None, config: S3SinkConfig, nam
                        compression=_PYARROW_CODECS[config.parquet_codec])
         return sink.getvalue().to_pybytes()
     if fmt == "json":
-        encode = _json_converter(values.type)
+        encode = _json_converter(values.type, schema)
         text = "".join(json.dumps(encode(v), separators=(",", ":"), ensure_ascii=False) + "\n"
                        for v in values.to_pylist())
         data = text.encode("utf-8")
@@ -99,13 +103,48 @@ def _avro(values: pa.Array, schema: Schema, config: S3SinkConfig, name: str) -> 
     return out.getvalue()
 
 
-def _json_converter(arrow_type: pa.DataType) -> Callable[[Any], Any]:
-    """``to_pylist`` value → what Kafka's JsonConverter (schemas.enable=false) writes for it."""
-    convert = _json_part(arrow_type)
+def _json_converter(arrow_type: pa.DataType, schema: Schema | None = None) -> Callable[[Any], Any]:
+    """``to_pylist`` value → what Kafka's JsonConverter (schemas.enable=false) writes for it; ``schema`` (the
+    column's Connect schema, when known) names Debezium's semantic types, written as their encoding."""
+    convert = _json_part(arrow_type, schema)
     return convert if convert is not None else (lambda v: v)
 
 
-def _json_part(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
+def _semantic_json(schema: Schema | None) -> Callable[[Any], Any] | None:
+    """For a Debezium semantic type: its typed column value → its Connect encoding as JSON (bytes in base64)."""
+    semantic = semantic_type(schema)
+    if semantic is None:
+        return None
+    if semantic.column == "binary":
+        return lambda v: None if v is None else base64.b64encode(v).decode()
+    if semantic.column in ("int", "bigint", "string"):
+        return lambda v: v
+    if semantic.column == "decimal":
+        def decimal_json(v: Any) -> Any:
+            if v is None:
+                return None
+            parts = from_column_value(semantic, v)  # {"scale", "value"}
+            return {"scale": parts.get("scale"), "value": base64.b64encode(parts.get("value")).decode()}
+        return decimal_json
+    return lambda v: None if v is None else from_column_value(semantic, v)
+
+
+def _child(schema: Schema | None, kind: str, name: str = "") -> Schema | None:
+    """A struct field's, an array's element or a map's key/value schema of ``schema`` (``None`` when unknown)."""
+    if schema is None:
+        return None
+    if kind == "field":
+        field = schema.field(name) if schema.type is Type.STRUCT else None
+        return None if field is None else field.schema
+    if kind == "key":
+        return schema.key_schema if schema.type is Type.MAP else None
+    return schema.value_schema if schema.type in (Type.ARRAY, Type.MAP) else None
+
+
+def _json_part(arrow_type: pa.DataType, schema: Schema | None = None) -> Callable[[Any], Any] | None:
+    semantic = _semantic_json(schema)
+    if semantic is not None:
+        return semantic
     if pa.types.is_timestamp(arrow_type):
         return lambda v: None if v is None else _epoch_ms(v)
     if pa.types.is_date(arrow_type):
@@ -118,16 +157,16 @@ def _json_part(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
     if pa.types.is_decimal(arrow_type):
         return lambda v: None if v is None else base64.b64encode(_unscaled_bytes(v)).decode()
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        item = _json_part(arrow_type.value_type)
+        item = _json_part(arrow_type.value_type, _child(schema, "value"))
         return None if item is None else (lambda v: None if v is None else [item(x) for x in v])
     if pa.types.is_map(arrow_type):
-        key = _json_part(arrow_type.key_type) or (lambda x: x)
-        value = _json_part(arrow_type.item_type) or (lambda x: x)
+        key = _json_part(arrow_type.key_type, _child(schema, "key")) or (lambda x: x)
+        value = _json_part(arrow_type.item_type, _child(schema, "value")) or (lambda x: x)
         if pa.types.is_string(arrow_type.key_type):
             return lambda v: None if v is None else {k: value(x) for k, x in v}
         return lambda v: None if v is None else [[key(k), value(x)] for k, x in v]
     if pa.types.is_struct(arrow_type):
-        fields = [(f.name, _json_part(f.type)) for f in arrow_type]
+        fields = [(f.name, _json_part(f.type, _child(schema, "field", f.name))) for f in arrow_type]
         if all(c is None for _, c in fields):
             return None
         return lambda v: None if v is None else {n: (v[n] if c is None else c(v[n])) for n, c in fields}

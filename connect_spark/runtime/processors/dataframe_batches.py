@@ -231,6 +231,7 @@ class FrameBatches:
         as one frame; survivors that conflict with the good rows' types are reported under ``errors.*``."""
         from connect_spark.columnar.fit_to_frame import CannotFit, arrow_types, fitted
         from connect_spark.columnar.records import fit_records_to_frame, split_conflicting
+        from connect_spark.columnar.types import record_frame_spark_schema
         from connect_spark.runtime.processors.rejected_rows import report_misfits
 
         good = output.good
@@ -243,7 +244,8 @@ class FrameBatches:
         try:
             if built.misfits:
                 raise CannotFit(f"{len(built.misfits)} of them fit no common column")
-            extra = fitted(self.spark.createDataFrame(built.table), good.schema)
+            extra = fitted(self.spark.createDataFrame(built.table, record_frame_spark_schema(
+                built.table, built.key_schema, built.value_schema)), good.schema)
         except CannotFit as e:
             log.info("%d records of this batch converted per record do not fit the others' types (%s); the batch "
                      "is handed over from records", len(survivors), e)
@@ -292,7 +294,11 @@ def _frame_of_records(spark: "SparkSession", records: list, converter: RecordCon
         report_misfits(converter.errors, built.misfits, lambda r: raws.get(_coordinates(r)))
     if built.table.num_rows == 0:
         return None
-    return spark.createDataFrame(built.table)
+    from connect_spark.columnar.types import record_frame_spark_schema
+
+    # typed from the Connect schemas: Spark would read a timestamp_ntz's naive Arrow timestamps as local time
+    return spark.createDataFrame(built.table, record_frame_spark_schema(built.table, built.key_schema,
+                                                                        built.value_schema))
 
 
 def _not_in(rows: "pa.Table", coordinates: set[tuple[str, int, int]]) -> "pa.Array":
