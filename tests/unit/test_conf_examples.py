@@ -13,10 +13,11 @@ def test_example_worker_and_connectors_validate():
     assert connectors, "conf/ has no connector example"
     expected = {"recording-sink", "json-filter-dlq-sink", "delta-sink", "local-file-sink", "files-sink",
                 "avro-delta-sink", "jdbc-sink", "iceberg-sink", "s3-sink", "s3-json-hourly-sink",
-                "elasticsearch-sink"}
+                "elasticsearch-sink", "cdc-delta-sink", "cdc-changelog-delta-sink", "cdc-jdbc-sink",
+                "cdc-iceberg-sink"}
     if missing_support_reason(("iceberg",)):  # a Spark Iceberg has no runtime for: refused (test_spark_versions)
-        connectors = [p for p in connectors if p.name != "iceberg-sink.properties"]
-        expected.discard("iceberg-sink")
+        connectors = [p for p in connectors if p.name not in ("iceberg-sink.properties", "cdc-iceberg-sink.properties")]
+        expected -= {"iceberg-sink", "cdc-iceberg-sink"}
     worker, parsed = validate_configs(CONF / "worker.properties", connectors)
     assert worker.bootstrap_servers == "localhost:9092"
     assert {c.name for c in parsed} == expected
