@@ -304,20 +304,20 @@ def _fixed_scale(value: Any) -> _decimal.Decimal:
     if scale is None or raw is None:
         raise SemanticValueError(f"{VARIABLE_SCALE_DECIMAL} value has no {'scale' if scale is None else 'value'}")
     unscaled = int.from_bytes(raw, "big", signed=True)
+    column = f"decimal({DECIMAL_PRECISION},{DECIMAL_SCALE})"
     if scale <= DECIMAL_SCALE:
-        unscaled *= 10 ** (DECIMAL_SCALE - scale)
+        fixed = unscaled * 10 ** (DECIMAL_SCALE - scale)
     else:
-        unscaled, dropped = divmod(unscaled, 10 ** (scale - DECIMAL_SCALE))
+        fixed, dropped = divmod(unscaled, 10 ** (scale - DECIMAL_SCALE))
         if dropped:
-            raise SemanticValueError(
-                f"{VARIABLE_SCALE_DECIMAL} value {decimal_from_unscaled(int.from_bytes(raw, 'big', signed=True), scale)} "
-                f"has more than {DECIMAL_SCALE} digits after the point, which its decimal({DECIMAL_PRECISION},"
-                f"{DECIMAL_SCALE}) column cannot hold")
-    if abs(unscaled) >= 10 ** DECIMAL_PRECISION:
-        raise SemanticValueError(
-            f"{VARIABLE_SCALE_DECIMAL} value {decimal_from_unscaled(int.from_bytes(raw, 'big', signed=True), scale)} "
-            f"has more than {DECIMAL_PRECISION - DECIMAL_SCALE} digits before the point, which its "
-            f"decimal({DECIMAL_PRECISION},{DECIMAL_SCALE}) column cannot hold")
+            raise SemanticValueError(f"{VARIABLE_SCALE_DECIMAL} value {decimal_from_unscaled(unscaled, scale)} has "
+                                     f"more than {DECIMAL_SCALE} digits after the point, which its {column} column "
+                                     "cannot hold")
+    if abs(fixed) >= 10 ** DECIMAL_PRECISION:
+        raise SemanticValueError(f"{VARIABLE_SCALE_DECIMAL} value {decimal_from_unscaled(unscaled, scale)} has more "
+                                 f"than {DECIMAL_PRECISION - DECIMAL_SCALE} digits before the point, which its "
+                                 f"{column} column cannot hold")
+    unscaled = fixed
     return decimal_from_unscaled(unscaled, DECIMAL_SCALE)
 
 

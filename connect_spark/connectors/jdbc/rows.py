@@ -481,7 +481,8 @@ class LayoutCache:
             fields = tuple(by_name[n] for n in wanted if n in by_name)
         columns, getters = [], []
         for f in fields:
-            if f.schema.type in (Type.STRUCT, Type.MAP):
+            # (a VariableScaleDecimal is a struct that is a number)
+            if f.schema.type in (Type.STRUCT, Type.MAP) and semantic_type(f.schema) is None:
                 kind = "a struct" if f.schema.type is Type.STRUCT else "a map"
                 raise ConnectException(f"Record {label}: {side} field {f.name!r} is {kind}, which a column cannot "
                                        f"hold: {_FLATTEN} to write its fields as columns")
