@@ -1,4 +1,6 @@
-"""ByLogicalTableRouter: route the change events of several tables to one topic (``io.debezium.transforms.ByLogicalTableRouter``).
+"""ByLogicalTableRouter: the change events of several tables into one topic (Debezium's ``ByLogicalTableRouter``).
+
+Debezium's ``io.debezium.transforms.ByLogicalTableRouter``, as Debezium 3.6.1 has it.
 
 For a record whose topic matches ``topic.regex`` entirely, the topic becomes ``topic.replacement`` (Java's
 ``$n`` syntax, the first match replaced); a topic that does not match, or whose replacement is empty,
@@ -26,7 +28,14 @@ from typing import Any, Mapping
 from connect_spark.api.data import Schema, SchemaBuilder, Struct
 from connect_spark.api.errors import ConfigException, DataException
 from connect_spark.api.records import SinkRecord
-from connect_spark.config.definition import CompositeValidator, ConfigDef, Importance, NonEmptyString, Range, ValidString
+from connect_spark.config.definition import (
+    CompositeValidator,
+    ConfigDef,
+    Importance,
+    NonEmptyString,
+    Range,
+    ValidString,
+)
 from connect_spark.config.definition import Type as ConfigType
 from connect_spark.lru_cache import LruCache
 from connect_spark.transforms.debezium import envelope
@@ -205,7 +214,8 @@ class ByLogicalTableRouter(BaseTransformation):
             return cached
         if self.key_field_regex.fullmatch(old_topic) is None:
             return old_topic
-        identifier = java_replace_first(self.key_field_regex, old_topic, self.key_field_replacement)  # type: ignore[arg-type]
+        replacement: str = self.key_field_replacement  # type: ignore[assignment]
+        identifier = java_replace_first(self.key_field_regex, old_topic, replacement)
         self._key_identifiers.put(old_topic, identifier)
         return identifier
 

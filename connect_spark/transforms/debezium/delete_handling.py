@@ -3,23 +3,23 @@
 Debezium writes a delete as two records: the delete event (``op=d``, ``after`` null) and a tombstone
 (same key, null value) for log compaction. The modes:
 
-============================  ==============================  ==============  ===========================
-mode                          delete event becomes            tombstone       inserts, updates, reads
-============================  ==============================  ==============  ===========================
-``drop``                      dropped                         dropped         the ``after`` row
-``tombstone`` (default)       null value, ``after``'s schema  dropped         the ``after`` row
-``rewrite``                   ``before`` + ``__deleted=true``  dropped         ``after`` + ``__deleted=false``
-``rewrite-with-tombstone``    ``before`` + ``__deleted=true``  kept            ``after`` + ``__deleted=false``
-``delete-to-tombstone``       a tombstone (no value schema)   dropped         the ``after`` row
-============================  ==============================  ==============  ===========================
+* ``drop``: the delete event and the tombstone are dropped;
+* ``tombstone`` (the default): the delete event becomes a record with a null value (and ``after``'s
+  schema); the tombstone is dropped;
+* ``rewrite``: the delete event becomes its ``before`` row with ``__deleted=true``, every other row gets
+  ``__deleted=false``; the tombstone is dropped;
+* ``rewrite-with-tombstone``: as ``rewrite``, and the tombstone is kept;
+* ``delete-to-tombstone``: the delete event becomes a tombstone (null value, no value schema); the
+  tombstone is dropped.
 
 A change event whose ``after`` and ``before`` are both null (a truncate, a logical decoding message,
 or a delete that carries no ``before``) is dropped in every mode.
 
 Before Debezium 3.2 the same choice was made with ``delete.handling.mode`` (``drop``, ``none``,
 ``rewrite``) and ``drop.tombstones`` (true by default); Debezium 3.2 removed both. They are accepted
-here as Debezium 2.x read them when ``delete.tombstone.handling.mode`` is not set
-(:meth:`DeleteHandling.legacy`).
+here as Debezium 2.x to 3.1 read them when ``delete.tombstone.handling.mode`` is not set
+(:meth:`DeleteHandling.legacy`); without any of the three keys the mode is ``tombstone``, Debezium 3.6's
+default (where Debezium 3.1 dropped deletes).
 
 The row is taken out with :class:`~connect_spark.transforms.extract_field.ExtractFieldValue` and the
 ``__deleted`` field added with :class:`~connect_spark.transforms.insert_field.InsertFieldValue`, as
@@ -82,7 +82,7 @@ class DeleteHandling:
 
     @classmethod
     def legacy(cls, delete_handling_mode: str | None, drop_tombstones: bool | None) -> "DeleteHandling":
-        """The handling Debezium 2.x derived from ``delete.handling.mode`` (default ``drop``) and
+        """The handling Debezium 2.x-3.1 derived from ``delete.handling.mode`` (default ``drop``) and
         ``drop.tombstones`` (default true)."""
         action = _LEGACY_ACTIONS[(delete_handling_mode or "drop").strip().lower()]
         return cls(action, drop_tombstones is False)

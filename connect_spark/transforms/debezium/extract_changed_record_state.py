@@ -1,4 +1,6 @@
-"""ExtractChangedRecordState: headers naming the changed and unchanged columns (``io.debezium.transforms.ExtractChangedRecordState``).
+"""ExtractChangedRecordState: headers naming the changed and unchanged columns of an update.
+
+Debezium's ``io.debezium.transforms.ExtractChangedRecordState``, as Debezium 3.6.1 has it.
 
 For a change event with both ``before`` and ``after``, the columns of ``after`` are compared with the
 same columns of ``before`` (values as they are, no defaults; compared as Java's ``Objects.equals``
@@ -109,7 +111,8 @@ class ExtractChangedRecordState(BaseTransformation):
             after_row = require_struct(after, "After value should be struct.")
             before_row = require_struct(before, "Before value should be struct.")
             for field in after_row.schema.fields:
-                same = java_equals(after_row.get_without_default(field.name), before_row.get_without_default(field.name))
+                same = java_equals(after_row.get_without_default(field.name),
+                                   before_row.get_without_default(field.name))
                 (unchanged if same else changed).append(field.name)
         headers = record.headers.copy()
         if not is_blank(self.header_changed_name):

@@ -124,13 +124,13 @@ def _config_def() -> ConfigDef:
                 doc="In the rewrite modes, give null fields of the row their schema's default value.")
         .define(HANDLE_DELETES, ConfigType.STRING, None,
                 validator=ValidString.in_("drop", "none", "rewrite", case_insensitive=True), importance=Importance.LOW,
-                doc="Debezium 2.x's key, removed in Debezium 3.2 (which ignores it); read as Debezium 2.x read "
-                    "it when <code>delete.tombstone.handling.mode</code> is not set: <code>drop</code> (the 2.x "
+                doc="Debezium 2.x's key, removed in Debezium 3.2 (which ignores it); read as Debezium 2.x-3.1 "
+                    "read it when <code>delete.tombstone.handling.mode</code> is not set: <code>drop</code> (their "
                     "default) drops deletes, <code>none</code> gives them a null value, <code>rewrite</code> "
                     "marks rows with <code>__deleted</code>. Use <code>delete.tombstone.handling.mode</code>.")
         .define(DROP_TOMBSTONES, ConfigType.BOOLEAN, None, importance=Importance.LOW,
-                doc="Debezium 2.x's key, removed in Debezium 3.2 (which ignores it); read as Debezium 2.x read "
-                    "it when <code>delete.tombstone.handling.mode</code> is not set: <code>true</code> (the 2.x "
+                doc="Debezium 2.x's key, removed in Debezium 3.2 (which ignores it); read as Debezium 2.x-3.1 "
+                    "read it when <code>delete.tombstone.handling.mode</code> is not set: <code>true</code> (their "
                     "default) drops tombstones, <code>false</code> keeps them. Use "
                     "<code>delete.tombstone.handling.mode</code>.")
     )
@@ -170,8 +170,8 @@ class ExtractNewRecordState(BaseTransformation):
         if configs.get(HANDLE_TOMBSTONE_DELETES) is None and (
                 configs.get(HANDLE_DELETES) is not None or configs.get(DROP_TOMBSTONES) is not None):
             self.handling = DeleteHandling.legacy(values[HANDLE_DELETES], values[DROP_TOMBSTONES])
-            log.warning("%s and %s were removed in Debezium 3.2 (which ignores them); they are read as Debezium 2.x "
-                        "read them. Use %s.", HANDLE_DELETES, DROP_TOMBSTONES, HANDLE_TOMBSTONE_DELETES)
+            log.warning("%s and %s were removed in Debezium 3.2 (which ignores them); they are read as Debezium "
+                        "2.x-3.1 read them. Use %s.", HANDLE_DELETES, DROP_TOMBSTONES, HANDLE_TOMBSTONE_DELETES)
         else:
             self.handling = DeleteHandling.of_mode(values[HANDLE_TOMBSTONE_DELETES])
         fields = raw_string(configs, ADD_FIELDS)
