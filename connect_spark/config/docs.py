@@ -112,7 +112,8 @@ def render_config_def(config_def: ConfigDef, heading_level: int = 3) -> str:
 
 def _render_plugins() -> str:
     out = [
-        "Plugins are named by a short alias, by Kafka's class name, by the name of an entry point in the kind's",
+        "Plugins are named by a short alias, by their Java class name (Kafka's, Confluent's or",
+        "Debezium's), by the name of an entry point in the kind's",
         "group, or by a Python path `pkg.module:Class`.",
         "",
     ]
@@ -125,14 +126,14 @@ def _render_plugins() -> str:
     }
     for kind in plugins.KINDS:
         out.append(f"### {titles[kind]} (entry-point group `{plugins.ENTRY_POINT_GROUPS[kind]}`)\n")
-        out.append("| Alias | Kafka class name | Python class |")
+        out.append("| Alias | Java class name | Python class |")
         out.append("|---|---|---|")
         by_target: dict[str, list[str]] = {}
         for name, target in plugins.BUILT_INS[kind].items():
             by_target.setdefault(target, []).append(name)
         for target, names in by_target.items():
-            kafka = [n for n in names if n.startswith(("org.apache.kafka.", "io.confluent."))]
-            aliases = [n for n in names if not n.startswith(("org.apache.kafka.", "io.confluent."))]
+            kafka = [n for n in names if n.startswith(plugins.JAVA_CLASS_PREFIXES)]
+            aliases = [n for n in names if not n.startswith(plugins.JAVA_CLASS_PREFIXES)]
             out.append(
                 f"| {', '.join(f'`{a}`' for a in aliases)} | {', '.join(f'`{k}`' for k in kafka)} | `{target}` |"
             )
