@@ -13,7 +13,9 @@ transforms in :mod:`connect_spark.transforms` are the reference.
 
 Covered: RegexRouter, DropHeaders, Filter, ValueToKey, TimestampRouter (numeric formats), InsertHeader
 (SimpleHeaderConverter) and, $Key and $Value, ReplaceField, InsertField, MaskField, Cast, ExtractField,
-HoistField, Flatten, SetSchemaMetadata, TimestampConverter. HeaderFrom is not (see ``_NOT_VECTORIZED``).
+HoistField, Flatten, SetSchemaMetadata, TimestampConverter; Debezium's ExtractNewRecordState
+(:mod:`~connect_spark.columnar.debezium_transforms`). HeaderFrom and Debezium's other transforms are not (see
+``_NOT_VECTORIZED``).
 
 Struct results carry their field columns (``Part.fields``) and null condition (``Part.null``): the
 next transform reads fields from there, so a chain's expression stays linear in its length instead of
@@ -36,9 +38,25 @@ from connect_spark.api.data.java_semantics import to_float32
 from connect_spark.api.data.schema import DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import SinkRecord
+from connect_spark.columnar.debezium_transforms import extract_new_record_state
+from connect_spark.columnar.parts import (
+    Fields,
+    assembled,
+    defaults_guard,
+    is_null,
+    null_of,
+    null_only,
+    operated,
+    scalar,
+    struct_fields,
+    upsert,
+    with_operated,
+    within,
+)
 from connect_spark.columnar.types import to_spark_type
 from connect_spark.columnar.variant_schema import NotVectorizable
 from connect_spark.transforms.cast import CastKey, CastValue
+from connect_spark.transforms.debezium.extract_new_record_state import ExtractNewRecordState
 from connect_spark.transforms.drop_headers import DropHeaders
 from connect_spark.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from connect_spark.transforms.filter import Filter
@@ -82,7 +100,7 @@ def _predicate(predicate: Any, props: dict[str, Any]) -> Callable[[RecordColumns
         name = predicate.name
         return lambda r: F.coalesce(F.exists(r.headers, lambda h: h["key"] == F.lit(name)), F.lit(False))
     if kind is RecordIsTombstone:
-        return lambda r: _is_null(r.value)
+        return lambda r: is_null(r.value)
     raise NotVectorizable(f"predicate {kind.__name__} has no vectorized form")
 
 
@@ -115,7 +133,7 @@ def _replace_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Re
 
     def apply(r: RecordColumns) -> RecordColumns:
         part = r.key if on_key else r.value
-        fields = _struct_fields(part)
+        fields = struct_fields(part)
         if fields is None:
             raise NotVectorizable(f"ReplaceField on a {part.spark_type.simpleString()} column")
         kept = [(transform.renamed(n), c, t) for n, c, t in fields if transform.keeps(n)]
@@ -125,125 +143,8 @@ def _replace_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Re
         spark_type = T.StructType([T.StructField(transform.renamed(n), t, nullable.get(n, True))
                                    for n, _, t in fields if transform.keeps(n)])
         schema = None if part.schema is None else transform.output_schema(part.schema)
-        return _with_operated(r, on_key, _assembled(part, kept, schema, spark_type))
+        return with_operated(r, on_key, assembled(part, kept, schema, spark_type))
     return apply
-
-
-# --- the key or value a field-level transform operates on ----------------------------------------
-
-#: Field triples of a struct part under construction: (name, column, Spark type).
-_Fields = list[tuple[str, "Column", Any]]
-
-
-def _operated(r: RecordColumns, on_key: bool) -> "Part":
-    return r.key if on_key else r.value
-
-
-def _with_operated(r: RecordColumns, on_key: bool, part: "Part") -> RecordColumns:
-    return replace(r, key=part) if on_key else replace(r, value=part)
-
-
-def _struct_fields(part: "Part") -> _Fields | None:
-    """The fields of a struct part (a Connect Struct or a schemaless map), or ``None`` for any other part."""
-    from pyspark.sql import types as T
-
-    if not isinstance(part.spark_type, T.StructType):
-        return None
-    if part.schema is not None and part.schema.type is not Type.STRUCT:
-        return None
-    if part.fields is not None:
-        return list(part.fields)
-    whole = _evaluated_once(part.column)
-    return [(f.name, whole[f.name], f.dataType) for f in part.spark_type.fields]
-
-
-def _evaluated_once(column: "Column") -> "Column":
-    """``column`` wrapped so that reading several of its fields evaluates it once per row.
-
-    Spark pushes a field extraction into the branches of a converter's ``CASE WHEN ... ELSE
-    <parsed JSON>``, where common subexpression elimination does not reach: every field would parse
-    the JSON again. ``get(array(column), i)`` (``i`` null exactly when ``column`` is) is the same value,
-    is not rewritten, and is one common subexpression for all the fields read from it.
-    """
-    from pyspark.sql import functions as F
-
-    return F.get(F.array(column), F.when(column.isNull(), F.lit(None)).otherwise(F.lit(0)))
-
-
-def _is_null(part: "Part") -> "Column":
-    """The condition under which ``part`` is null (cheap for struct parts built here)."""
-    return part.null if part.fields is not None and part.null is not None else part.column.isNull()
-
-
-def _upsert(fields: _Fields, name: str, column: "Column", spark_type: Any) -> _Fields:
-    """``fields`` with ``name`` set as a Python dict assignment does: replaced in place, or appended."""
-    for i, (existing, _, _) in enumerate(fields):
-        if existing == name:
-            return fields[:i] + [(name, column, spark_type)] + fields[i + 1:]
-    return fields + [(name, column, spark_type)]
-
-
-def _assembled(part: "Part", fields: _Fields, schema: Schema | None, spark_type: Any = None,
-               keep_null: bool = True) -> "Part":
-    """``part`` rebuilt as a struct of ``fields`` (null where ``part`` is null when ``keep_null``)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    struct = F.struct(*[c.alias(n) for n, c, _ in fields])
-    null = _is_null(part) if keep_null else F.lit(False)
-    column = _unless(null, struct) if keep_null else struct
-    if spark_type is None:
-        spark_type = T.StructType([T.StructField(n, t, True) for n, _, t in fields])
-    return replace(part, column=column, schema=schema, spark_type=spark_type, fields=tuple(fields), null=null)
-
-
-def _unless(null: "Column", struct: "Column") -> "Column":
-    """``struct``, or null where ``null`` holds, with ``struct`` in an always-evaluated position.
-
-    ``when(null, None).otherwise(struct)`` would put the fields in a conditional branch, where Spark's
-    common subexpression elimination does not look: each field would re-evaluate the parsed value
-    it reads (a full JSON-to-struct cast per field, several times slower). ``get(array(struct), i)``
-    evaluates the struct once and picks it, or nothing (a null index gives null).
-    """
-    from pyspark.sql import functions as F
-
-    return F.get(F.array(struct), F.when(null, F.lit(None)).otherwise(F.lit(0)))
-
-
-def _scalar(part: "Part", column: "Column", schema: Schema | None, spark_type: Any, **changes: Any) -> "Part":
-    """``part`` holding a new (non-struct-built) column: drops the field cache."""
-    return replace(part, column=column, schema=schema, spark_type=spark_type, fields=None, null=None, **changes)
-
-
-def _null_only(r: RecordColumns, on_key: bool) -> RecordColumns:
-    """Rows whose operated part is not null go to the fallback (the per-record transform raises for them)."""
-    return r.require(_is_null(_operated(r, on_key)))
-
-
-def _defaults_guard(r: RecordColumns, part: "Part", replace_null_with_default: bool) -> RecordColumns:
-    """Require non-null struct fields where the per-record transform would substitute the field's default.
-
-    Transforms copying fields with ``field_value(struct, field, replace.null.with.default)`` read a null
-    field that has a default as the default; the plan carries the null, so such rows fall back.
-    """
-    if part.schema is None or part.schema.type is not Type.STRUCT or not replace_null_with_default:
-        return r
-    for f in part.schema.fields:
-        if f.schema.default_value is not None:
-            column = dict((n, c) for n, c, _ in _struct_fields(part) or [])[f.name]
-            r = r.require(_is_null(part) | column.isNotNull())
-    return r
-
-
-def _within(part: "Part", c: "Column") -> "Column":
-    """``c`` as a field of ``part``: null where ``part`` is null.
-
-    A non-nullable field (a literal) under a null struct breaks the frame's Arrow conversion, and a
-    condition on the data is one the optimizer cannot fold away.
-    """
-    from pyspark.sql import functions as F
-
-    return F.when(_is_null(part), F.lit(None)).otherwise(c)
 
 
 def _timestamp_present() -> "Column":
@@ -265,10 +166,10 @@ def _insert_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Rec
     lacks the key), so rows without one fall back unless the field already exists.
     """
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
-        fields = _struct_fields(part)
+        part = operated(r, on_key)
+        fields = struct_fields(part)
         if fields is None:
-            return _null_only(r, on_key)
+            return null_only(r, on_key)
         if part.schema is None:
             return _insert_schemaless(r, part, fields, transform, on_key)
         return _insert_with_schema(r, part, fields, transform, on_key)
@@ -299,7 +200,7 @@ def _insertions(transform: Any, r: RecordColumns, schemaless: bool) -> list[tupl
     return out
 
 
-def _insert_schemaless(r: RecordColumns, part: "Part", fields: _Fields, transform: Any,
+def _insert_schemaless(r: RecordColumns, part: "Part", fields: Fields, transform: Any,
                        on_key: bool) -> RecordColumns:
     from pyspark.sql import functions as F
 
@@ -310,12 +211,12 @@ def _insert_schemaless(r: RecordColumns, part: "Part", fields: _Fields, transfor
             if existing is not None and existing[1] == spark_type:
                 column = F.when(present, column).otherwise(existing[0])
             else:  # the map lacks the key (or keeps a value of another type) without a timestamp
-                r = r.require(_is_null(part) | present)
-        fields = _upsert(fields, spec.name, _within(part, column), spark_type)
-    return _with_operated(r, on_key, _assembled(part, fields, None))
+                r = r.require(is_null(part) | present)
+        fields = upsert(fields, spec.name, within(part, column), spark_type)
+    return with_operated(r, on_key, assembled(part, fields, None))
 
 
-def _insert_with_schema(r: RecordColumns, part: "Part", fields: _Fields, transform: Any,
+def _insert_with_schema(r: RecordColumns, part: "Part", fields: Fields, transform: Any,
                         on_key: bool) -> RecordColumns:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -323,13 +224,13 @@ def _insert_with_schema(r: RecordColumns, part: "Part", fields: _Fields, transfo
     try:
         schema = transform.output_schema(part.schema)
     except ConnectException:  # a name taken twice: every non-null record fails
-        return _null_only(r, on_key)
-    r = _defaults_guard(r, part, transform.replace_null_with_default)
+        return null_only(r, on_key)
+    r = defaults_guard(r, part, transform.replace_null_with_default)
     for spec, column, spark_type, timestamp in _insertions(transform, r, schemaless=False):
         if timestamp:
             column, spark_type = F.when(_timestamp_present(), F.timestamp_millis(column)), T.TimestampType()
-        fields = fields + [(spec.name, _within(part, column), spark_type)]
-    return _with_operated(r, on_key, _assembled(part, fields, schema))
+        fields = fields + [(spec.name, within(part, column), spark_type)]
+    return with_operated(r, on_key, assembled(part, fields, schema))
 
 
 # --- MaskField ---------------------------------------------------------------------------------
@@ -419,14 +320,14 @@ def _mask_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Recor
     from pyspark.sql import types as T
 
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
-        fields = _struct_fields(part)
-        r = r.require(~_is_null(part))
+        part = operated(r, on_key)
+        fields = struct_fields(part)
+        r = r.require(~is_null(part))
         if fields is None:
             return r.require(F.lit(False))
-        r = _defaults_guard(r, part, transform.replace_null_with_default)
+        r = defaults_guard(r, part, transform.replace_null_with_default)
         schemas = {f.name: f.schema for f in part.schema.fields} if part.schema is not None else {}
-        masked: _Fields = []
+        masked: Fields = []
         for name, column, spark_type in fields:
             if name in transform.masked_fields:
                 column, exact = _masked_field(transform, column, schemas.get(name), spark_type)
@@ -438,7 +339,7 @@ def _mask_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Recor
             for name in sorted(transform.masked_fields - {n for n, _, _ in fields}):
                 masked.append((name, F.lit(None).cast("string"), T.StringType()))
                 spark_type = None
-        return _with_operated(r, on_key, _assembled(part, masked, part.schema, spark_type))
+        return with_operated(r, on_key, assembled(part, masked, part.schema, spark_type))
     return apply
 
 
@@ -457,11 +358,6 @@ _DECIMAL_TEXT = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\z"
 def _spark_type_of(target: Type) -> Any:
     return to_spark_type(SchemaBuilder(target).build())
 
-
-def _null_of(spark_type: Any) -> "Column":
-    from pyspark.sql import functions as F
-
-    return F.lit(None).cast(spark_type)
 
 
 def schemaless_type(spark_type: Any) -> Type | None:
@@ -576,7 +472,7 @@ def _cast_one(c: "Column", schema: Schema | None, spark_type: Any,
     source = None if _logical(schema) else (schema.type if schema is not None else schemaless_type(spark_type))
     cast = cast_column(c, source, target)
     if cast is None:
-        return _null_of(_spark_type_of(target)), c.isNull()
+        return null_of(_spark_type_of(target)), c.isNull()
     column, exact = cast
     return F.when(c.isNull(), F.lit(None)).otherwise(column), c.isNull() | exact
 
@@ -588,36 +484,36 @@ def _cast(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordColum
     reproduce fall back (see :func:`cast_column`).
     """
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
+        part = operated(r, on_key)
         schema = None
         if part.schema is not None:
             try:
                 schema = transform.output_schema(part.schema)
             except ConnectException:  # e.g. a default value that does not cast: every non-null record fails
-                return _null_only(r, on_key)
+                return null_only(r, on_key)
         whole = transform.whole_value_cast_type
         if whole is not None:
             column, exact = _cast_one(part.column, part.schema, part.spark_type, whole)
-            return _with_operated(r.require(exact), on_key, _scalar(part, column, schema, _spark_type_of(whole)))
-        fields = _struct_fields(part)
+            return with_operated(r.require(exact), on_key, scalar(part, column, schema, _spark_type_of(whole)))
+        fields = struct_fields(part)
         if fields is None:
-            return _null_only(r, on_key)
-        r = _defaults_guard(r, part, transform.replace_null_with_default)
+            return null_only(r, on_key)
+        r = defaults_guard(r, part, transform.replace_null_with_default)
         field_schemas = {f.name: f.schema for f in part.schema.fields} if part.schema is not None else {}
-        cast_fields: _Fields = []
+        cast_fields: Fields = []
         for name, column, spark_type in fields:
             target = transform.casts.get(name)
             if target is not None:
                 column, exact = _cast_one(column, field_schemas.get(name), spark_type, target)
-                r = r.require(_is_null(part) | exact)
+                r = r.require(is_null(part) | exact)
                 spark_type = _spark_type_of(target)
             cast_fields.append((name, column, spark_type))
         if part.schema is None:  # a listed field a map lacks is put as null
             for name, target in transform.casts.items():
                 if name not in {n for n, _, _ in fields}:
                     spark_type = _spark_type_of(target)
-                    cast_fields.append((name, _null_of(spark_type), spark_type))
-        return _with_operated(r, on_key, _assembled(part, cast_fields, schema))
+                    cast_fields.append((name, null_of(spark_type), spark_type))
+        return with_operated(r, on_key, assembled(part, cast_fields, schema))
     return apply
 
 
@@ -639,8 +535,8 @@ def _value_to_key(transform: Any) -> Callable[[RecordColumns], RecordColumns]:
 
     def apply(r: RecordColumns) -> RecordColumns:
         value = r.value
-        fields = _struct_fields(value)
-        r = r.require(~_is_null(value))
+        fields = struct_fields(value)
+        r = r.require(~is_null(value))
         if fields is None:
             return r.require(F.lit(False))
         by_name = {n: (c, t) for n, c, t in fields}
@@ -650,9 +546,9 @@ def _value_to_key(transform: Any) -> Callable[[RecordColumns], RecordColumns]:
                 key_schema = transform.output_schema(value.schema)
             except ConnectException:
                 return r.require(F.lit(False))
-            r = _defaults_guard(r, value, transform.replace_null_with_default)
-        key_fields = [(n, *by_name.get(n, (_null_of(T.StringType()), T.StringType()))) for n in names]
-        key = _assembled(value, key_fields, key_schema, keep_null=False)
+            r = defaults_guard(r, value, transform.replace_null_with_default)
+        key_fields = [(n, *by_name.get(n, (null_of(T.StringType()), T.StringType()))) for n in names]
+        key = assembled(value, key_fields, key_schema, keep_null=False)
         return replace(r, key=replace(key, null_schema=key_schema))
     return apply
 
@@ -670,30 +566,30 @@ def _extract_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Re
     steps = list(transform.field_path.steps)
 
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
+        part = operated(r, on_key)
         if part.schema is not None:
             if transform.field_path.field_from(part.schema) is None:
                 return r.require(F.lit(False))
             if part.null_schema != part.schema:  # a null there is extracted schemaless: None, no schema
-                r = r.require(~_is_null(part))
+                r = r.require(~is_null(part))
         current, schema = part, part.schema
         for step in steps:
-            fields = _struct_fields(current)
+            fields = struct_fields(current)
             if fields is None:
-                r = r.require(_is_null(current))  # a non-map on the way raises
-                current = _scalar(current, _null_of(T.StringType()), schema, T.StringType())
+                r = r.require(is_null(current))  # a non-map on the way raises
+                current = scalar(current, null_of(T.StringType()), schema, T.StringType())
                 break
             found = next(((c, t) for n, c, t in fields if n == step), None)
             if found is None:  # a map without the entry (a schema always has it, checked above)
-                current = _scalar(current, _null_of(T.StringType()), schema, T.StringType())
+                current = scalar(current, null_of(T.StringType()), schema, T.StringType())
                 break
             if schema is not None:
                 step_field = schema.field(step)
                 if step_field.schema.default_value is not None and transform.replace_null_with_default:
-                    r = r.require(_is_null(current) | found[0].isNotNull())
+                    r = r.require(is_null(current) | found[0].isNotNull())
                 schema = step_field.schema
-            current = _scalar(current, found[0], schema, found[1])
-        return _with_operated(r, on_key, replace(current, schema=schema, null_schema=schema))
+            current = scalar(current, found[0], schema, found[1])
+        return with_operated(r, on_key, replace(current, schema=schema, null_schema=schema))
     return apply
 
 
@@ -708,13 +604,13 @@ def _hoist_field(transform: Any, on_key: bool) -> Callable[[RecordColumns], Reco
     name = transform.field_name
 
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
+        part = operated(r, on_key)
         schema = None if part.schema is None else transform.output_schema(part.schema)
         if part.null_schema != part.schema or (part.schema is not None and not part.schema.is_optional):
-            r = r.require(~_is_null(part))
+            r = r.require(~is_null(part))
         spark_type = T.StructType([T.StructField(name, part.spark_type, True)])
-        hoisted = _assembled(part, [(name, part.column, part.spark_type)], schema, spark_type, keep_null=False)
-        return _with_operated(r, on_key, replace(hoisted, null_schema=schema))
+        hoisted = assembled(part, [(name, part.column, part.spark_type)], schema, spark_type, keep_null=False)
+        return with_operated(r, on_key, replace(hoisted, null_schema=schema))
     return apply
 
 
@@ -731,13 +627,13 @@ def _set_schema_metadata(transform: Any, on_key: bool) -> Callable[[RecordColumn
     A null without a schema passes through; any other schemaless value raises per record.
     """
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
+        part = operated(r, on_key)
         null_schema = None if part.null_schema is None else _metadata_schema(transform, part.null_schema)
         if part.schema is None:
-            r = _null_only(r, on_key)
-            return _with_operated(r, on_key, replace(part, null_schema=null_schema))
-        r = _defaults_guard(r, part, transform.replace_null_with_default)
-        return _with_operated(r, on_key, replace(part, schema=_metadata_schema(transform, part.schema),
+            r = null_only(r, on_key)
+            return with_operated(r, on_key, replace(part, null_schema=null_schema))
+        r = defaults_guard(r, part, transform.replace_null_with_default)
+        return with_operated(r, on_key, replace(part, schema=_metadata_schema(transform, part.schema),
                                                  null_schema=null_schema))
     return apply
 
@@ -750,41 +646,41 @@ def _flatten(transform: Any, on_key: bool) -> Callable[[RecordColumns], RecordCo
     transform's own (``_build_schema``); a null nested struct leaves its fields null, as per record.
     """
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
-        fields = _struct_fields(part)
+        part = operated(r, on_key)
+        fields = struct_fields(part)
         if fields is None:
-            return _null_only(r, on_key)
+            return null_only(r, on_key)
         schema = None
         if part.schema is not None:
             try:
                 schema = transform.output_schema(part.schema)
             except ConnectException:  # flattened names collide
-                return _null_only(r, on_key)
+                return null_only(r, on_key)
         r, flat = _flattened(r, part, fields, part.schema, "", transform)
-        return _with_operated(r, on_key, _assembled(part, flat, schema))
+        return with_operated(r, on_key, assembled(part, flat, schema))
     return apply
 
 
-def _flattened(r: RecordColumns, parent: "Part", fields: _Fields, schema: Schema | None, prefix: str,
-               transform: Any) -> tuple[RecordColumns, _Fields]:
+def _flattened(r: RecordColumns, parent: "Part", fields: Fields, schema: Schema | None, prefix: str,
+               transform: Any) -> tuple[RecordColumns, Fields]:
     """The flattened (name, column, type) of ``fields`` (children of ``parent``), and the rows' conditions."""
     from pyspark.sql import types as T
 
-    out: _Fields = []
+    out: Fields = []
     for name, column, spark_type in fields:
         flat_name = transform.field_name(prefix, name)
         field_schema = schema.field(name).schema if schema is not None else None
         if field_schema is not None and field_schema.default_value is not None:
-            r = r.require(_is_null(parent) | column.isNotNull())  # Struct.get(_struct) would give the default
+            r = r.require(is_null(parent) | column.isNotNull())  # Struct.get(_struct) would give the default
         if isinstance(spark_type, T.StructType):
-            child = _scalar(parent, column, field_schema, spark_type)
+            child = scalar(parent, column, field_schema, spark_type)
             if field_schema is None:  # a null map is kept as one null entry: not reproduced
-                r = r.require(_is_null(parent) | column.isNotNull())
-            r, nested = _flattened(r, child, _struct_fields(child) or [], field_schema, flat_name, transform)
+                r = r.require(is_null(parent) | column.isNotNull())
+            r, nested = _flattened(r, child, struct_fields(child) or [], field_schema, flat_name, transform)
             for n, c, t in nested:
-                out = _upsert(out, n, c, t)
+                out = upsert(out, n, c, t)
             continue
-        out = _upsert(out, flat_name, column, spark_type)
+        out = upsert(out, flat_name, column, spark_type)
     return r, out
 
 
@@ -975,7 +871,7 @@ def _converted_timestamp(transform: Any, c: "Column", schema: Schema | None, spa
     if schema is None and transform.target_type == "Time":
         millis = None  # a schemaless datetime.time: a frame without a schema carries no Time values
     if millis is None:  # unknown kind (raises) or a string to parse: non-null rows fall back
-        return _null_of(_target_spark_type(transform.target_type)), c.isNull()
+        return null_of(_target_spark_type(transform.target_type)), c.isNull()
     value, from_ok = _from_millis(millis[0], transform.target_type, transform.unix_precision, tokens)
     return F.when(c.isNull(), F.lit(None)).otherwise(value), c.isNull() | (millis[1] & from_ok)
 
@@ -992,46 +888,46 @@ def _timestamp_converter(transform: Any, on_key: bool) -> Callable[[RecordColumn
     tokens = date_tokens(transform.format_tokens) if target == "string" else None
 
     def apply(r: RecordColumns) -> RecordColumns:
-        part = _operated(r, on_key)
+        part = operated(r, on_key)
         if not transform.field:
             return _convert_whole(r, part)
-        fields = _struct_fields(part)
+        fields = struct_fields(part)
         if fields is None:
-            return _null_only(r, on_key)
+            return null_only(r, on_key)
         schema = None
         if part.schema is not None:
             if part.null_schema != part.schema:
-                r = r.require(~_is_null(part))
+                r = r.require(~is_null(part))
             try:
                 schema = transform.output_schema(part.schema)
             except ConnectException:
                 return r.require(F.lit(False))
-            r = _defaults_guard(r, part, transform.replace_null_with_default)
+            r = defaults_guard(r, part, transform.replace_null_with_default)
         field_schemas = {f.name: f.schema for f in part.schema.fields} if part.schema is not None else {}
-        converted: _Fields = []
+        converted: Fields = []
         found = False
         for name, column, spark_type in fields:
             if name == transform.field:
                 found = True
                 field_schema = field_schemas.get(name)
                 if field_schema is not None and _kind(field_schema, None) is None:
-                    r = r.require(_is_null(part))  # timestamp_kind raises for every struct, even with a null field
+                    r = r.require(is_null(part))  # timestamp_kind raises for every struct, even with a null field
                 column, exact = _converted_timestamp(transform, column, field_schema, spark_type, tokens)
-                r = r.require(_is_null(part) | exact)
+                r = r.require(is_null(part) | exact)
                 spark_type = _target_spark_type(target)
             converted.append((name, column, spark_type))
         if not found and part.schema is None:  # the map gains the entry, as null
-            converted.append((transform.field, _null_of(_target_spark_type(target)), _target_spark_type(target)))
-        return _with_operated(r, on_key, _assembled(part, converted, schema))
+            converted.append((transform.field, null_of(_target_spark_type(target)), _target_spark_type(target)))
+        return with_operated(r, on_key, assembled(part, converted, schema))
 
     def _convert_whole(r: RecordColumns, part: "Part") -> RecordColumns:
         column, exact = _converted_timestamp(transform, part.column, part.schema, part.spark_type, tokens)
         schema = None if part.schema is None else transform.type_schema(part.schema.is_optional)
         null_schema = None if part.null_schema is None else transform.type_schema(part.null_schema.is_optional)
         if part.schema is not None and _kind(part.schema, None) is None:  # raises even for a null value
-            r = r.require(F.lit(part.null_schema is None) & _is_null(part))
-        converted = _scalar(part, column, schema, _target_spark_type(target), null_schema=null_schema)
-        return _with_operated(r.require(exact), on_key, converted)
+            r = r.require(F.lit(part.null_schema is None) & is_null(part))
+        converted = scalar(part, column, schema, _target_spark_type(target), null_schema=null_schema)
+        return with_operated(r.require(exact), on_key, converted)
     return apply
 
 
@@ -1082,7 +978,7 @@ class TransformStep:
                            headers=F.when(applies, done.headers).otherwise(r.headers),
                            key=_picked(applies, done.key, r.key), value=_picked(applies, done.value, r.value),
                            ok=r.ok & (~applies | done.ok))
-        untouched = F.lit(False) if self.passes_null is None else _is_null(_operated(r, self.passes_null == "key"))
+        untouched = F.lit(False) if self.passes_null is None else is_null(operated(r, self.passes_null == "key"))
         return replace(done, ok=r.ok & done.ok & (applies | untouched))
 
 
@@ -1095,11 +991,11 @@ def _picked(applies: "Column", new: "Part", old: "Part") -> "Part":
     if new.fields is not None and old.fields is not None and [n for n, _, _ in new.fields] == [
             n for n, _, _ in old.fields]:
         fields = [(n, F.when(applies, c).otherwise(o), t) for (n, c, t), (_, o, _) in zip(new.fields, old.fields)]
-        merged = _assembled(old, fields, new.schema, new.spark_type)
-        null = F.when(applies, _is_null(new)).otherwise(_is_null(old))
+        merged = assembled(old, fields, new.schema, new.spark_type)
+        null = F.when(applies, is_null(new)).otherwise(is_null(old))
         return replace(merged, null=null, column=F.when(null, F.lit(None)).otherwise(
             F.struct(*[c.alias(n) for n, c, _ in fields])))
-    return _scalar(new, F.when(applies, new.column).otherwise(old.column), new.schema, new.spark_type)
+    return scalar(new, F.when(applies, new.column).otherwise(old.column), new.schema, new.spark_type)
 
 
 def _on_key(transform: Any) -> bool:
@@ -1110,8 +1006,8 @@ def _on_key(transform: Any) -> bool:
 _NOT_VECTORIZED = {
     "HeaderFrom": "header values must be carried as bytes that the header converter reads back with the "
                   "field's schema, which SimpleHeaderConverter does not preserve (an INT64 5 reads back as INT8)",
-    **{name: "Debezium's transforms run per record (they have no column form yet)"
-       for name in ("ExtractNewRecordState", "ByLogicalTableRouter", "ExtractChangedRecordState", "HeaderToValue")},
+    **{name: "this Debezium transform runs per record (it has no column form)"
+       for name in ("ByLogicalTableRouter", "ExtractChangedRecordState", "HeaderToValue")},
 }
 
 
@@ -1148,6 +1044,8 @@ def _compiler(transform: Any, props: dict[str, Any], header_converter: Any,
         return _timestamp_router(transform), None
     if kind is InsertHeader:
         return _insert_header(transform, header_converter), None
+    if kind is ExtractNewRecordState:
+        return extract_new_record_state(transform), None
     return None
 
 

@@ -32,7 +32,7 @@ import enum
 import logging
 from dataclasses import dataclass
 
-from connect_spark.api.data import Struct
+from connect_spark.api.data import Schema, Struct
 from connect_spark.api.records import SinkRecord
 from connect_spark.transforms.debezium import envelope
 from connect_spark.transforms.extract_field import ExtractFieldValue
@@ -128,6 +128,7 @@ class ExtractRecordStrategy:
 
     def __init__(self, handling: DeleteHandling, replace_null_with_default: bool) -> None:
         self.handling = handling
+        self.replace_null_with_default = replace_null_with_default
         self._after = _extractor(envelope.AFTER)
         self._before = _extractor(envelope.BEFORE)
         self._removed = _marker("true", replace_null_with_default)
@@ -140,6 +141,11 @@ class ExtractRecordStrategy:
     def before(self, record: SinkRecord) -> SinkRecord:
         """The record with its value replaced by the event's ``before`` field (and that field's schema)."""
         return self._before.apply(record)  # type: ignore[return-value]
+
+    def marked_schema(self, schema: Schema, deleted: bool) -> Schema:
+        """The schema of a row of ``schema`` once marked with ``__deleted`` (rewrite modes); called by the
+        column form (:mod:`connect_spark.columnar.debezium_transforms`), which must give the per-record schema."""
+        return (self._removed if deleted else self._kept).output_schema(schema)
 
     def handle_truncate(self, record: SinkRecord) -> SinkRecord | None:
         """A change event with neither ``before`` nor ``after``: dropped."""

@@ -225,6 +225,11 @@ class ExtractNewRecordState(BaseTransformation):
             new = self._drop_fields(new)
         return new
 
+    @property
+    def strategy(self) -> ExtractRecordStrategy:
+        """How rows are taken out of change events (the delete handling in force)."""
+        return self._strategy
+
     def close(self) -> None:
         self._strategy.close()
 
@@ -264,7 +269,7 @@ class ExtractNewRecordState(BaseTransformation):
         cache_key = (row.schema, event.get_string(envelope.OPERATION))
         schema = self._schema_cache.get(cache_key)
         if schema is None:
-            schema = self._updated_schema(row.schema, event)
+            schema = self.row_schema(row.schema, event.schema)
             self._schema_cache.put(cache_key, schema)
         updated = Struct(schema)
         for field in row.schema.fields:
@@ -275,12 +280,19 @@ class ExtractNewRecordState(BaseTransformation):
         return unwrapped.new_record(unwrapped.topic, unwrapped.kafka_partition, unwrapped.key_schema, unwrapped.key,
                                     schema, updated, unwrapped.timestamp)
 
-    def _updated_schema(self, schema: Schema, event: Struct) -> Schema:
+    def row_schema(self, schema: Schema, envelope_schema: Schema) -> Schema:
+        """The schema of the row ``add.fields`` rebuilds from a row of ``schema`` taken out of a change event of
+        ``envelope_schema``: a required copy with the added fields; called per record (cached) and by the column
+        form (:mod:`connect_spark.columnar.debezium_transforms`).
+
+        Raises:
+            DataException: an ``add.fields`` entry names a struct the envelope lacks.
+        """
         builder = copy_schema_basics(schema, SchemaBuilder.struct())
         for field in schema.fields:
             builder.field(field.name, field.schema)
         for reference in self.additional_fields:
-            field_schema = reference.schema_in(event.schema)
+            field_schema = reference.schema_in(envelope_schema)
             if field_schema is not None:
                 builder.field(reference.new_field, field_schema)
         return builder.build()
