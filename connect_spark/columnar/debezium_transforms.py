@@ -63,10 +63,14 @@ def extract_new_record_state(transform: ExtractNewRecordState) -> Callable[[Reco
     keep_tombstones = transform.strategy.handling.keep_tombstones
 
     def apply(r: RecordColumns) -> RecordColumns:
+        schema = r.value.schema
+        if schema is not None and envelope.is_envelope_schema(schema):
+            # the converted event is read field by field: computed once per row, not copied into each read
+            r, event_column = r.hoist("__debezium_event", r.value.column)
+            r = replace(r, value=replace(r.value, column=event_column, fields=None, null=None))
         tombstone = is_null(r.value)
         if not keep_tombstones:
             r = replace(r, keep=r.keep & ~tombstone)
-        schema = r.value.schema
         if schema is None or not envelope.is_envelope_schema(schema):
             return r
         return _unwrapped(transform, r, tombstone)

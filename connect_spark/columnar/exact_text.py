@@ -183,7 +183,8 @@ def value_positions(spark_type: Any, shape: tuple[str, Any]) -> dict[tuple[str, 
 def payload_regex(schema: Schema) -> str | None:
     """The anchored expression for JSON payloads of ``schema`` (a Connect STRUCT schema) as the envelope
     converter reads them, or ``None`` when the schema has a part it does not cover (arrays, maps, FLOAT32,
-    Decimal, field names that JSON escapes)."""
+    field names that JSON escapes). A Decimal is covered as base64 text only: one written as a number
+    (``decimal.format=NUMERIC``) is left to the re-serialization check, which refuses it."""
     if schema.type is not Type.STRUCT:
         return None
     body = _payload_value(schema)
@@ -216,13 +217,11 @@ def _payload_value(schema: Schema) -> str | None:
 def _token(schema: Schema) -> str | None:
     """One non-null value of ``schema`` as JSON text, or ``None`` when not covered."""
     kind = schema.type.name
-    if schema.name == DECIMAL_LOGICAL_NAME:
-        return None
     if kind in _INTEGER_DIGITS:
         token = f"-?(?:0|[1-9][0-9]{{0,{_INTEGER_DIGITS[kind] - 1}}})"
     elif schema.type is Type.FLOAT64:
         token = _DOUBLE
-    elif schema.type in (Type.STRING, Type.BYTES):  # bytes: base64 text, checked canonical by the plan's guard
+    elif schema.type in (Type.STRING, Type.BYTES):  # bytes and Decimals: base64 text, checked canonical by the guard
         token = _STRING
     elif schema.type is Type.BOOLEAN:
         token = _BOOLEAN

@@ -14,7 +14,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from connect_spark.api.data import Schema, Type
+from connect_spark.api.data import Decimal, Schema, Type
 from connect_spark.api.data.schema import (
     DATE_LOGICAL_NAME,
     DECIMAL_LOGICAL_NAME,
@@ -30,7 +30,7 @@ from connect_spark.columnar.exact_text import (
     shape_regex,
     value_positions,
 )
-from connect_spark.columnar.types import encoded_spark_type
+from connect_spark.columnar.types import decimal_type, encoded_spark_type
 from connect_spark.converters.json import JsonConverter
 
 if TYPE_CHECKING:
@@ -319,7 +319,7 @@ class EnvelopeJson(ColumnConverter):
     unnoticed; text spaced differently is compared with ``get_json_object`` and the envelope's keys
     checked instead). Other layouts use the
     generic form: the batch's most frequent ``schema`` part, the envelope parsed per row. Only STRUCT
-    schemas are vectorized; Decimal and maps with non-string keys are not.
+    schemas are vectorized; maps with non-string keys are not.
     """
 
     def __init__(self, converter: JsonConverter) -> None:
@@ -473,7 +473,7 @@ def _json_parse_type(schema: Schema) -> Any:
 
     name = schema.name
     if name == DECIMAL_LOGICAL_NAME:
-        raise NotVectorizable("Decimal payloads are not vectorized")
+        return T.StringType()  # base64 text (a JSON number read as text fails the exactness checks)
     if name in (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME):
         return T.IntegerType()
     if name == TIMESTAMP_LOGICAL_NAME:
@@ -490,6 +490,42 @@ def _json_parse_type(schema: Schema) -> Any:
     if t is Type.STRUCT:
         return T.StructType([T.StructField(f.name, _json_parse_type(f.schema), True) for f in schema.fields])
     return encoded_spark_type(schema)
+
+
+#: 2 ** (8 * n) for n = 0 .. 8: a byte string's weight, exact (a double's cast to decimal is not).
+_BYTE_POWERS = tuple(2 ** (8 * n) for n in range(9))
+
+
+def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int) -> tuple["Column", "Column"]:
+    """A Decimal's base64 text (the two's complement bytes of its unscaled value, big-endian, as Kafka's JsonConverter
+    writes it in its default ``BASE64`` format) times ``10 ** -exponent`` (the schema's scale) as a
+    ``decimal(precision, scale)`` column, and the rows it
+    converts exactly: canonical base64 of 1 to 16 bytes whose value the column holds. Others fall back (the
+    per-record converter reads them, or reports a value no column of the table holds)."""
+    import decimal
+
+    from pyspark.sql import functions as F
+
+    decoded = F.try_to_binary(c, F.lit("base64"))
+    digits = F.hex(decoded)
+    size = F.octet_length(decoded)
+    low_size = F.least(size, F.lit(8))
+    high_size = F.least(size - low_size, F.lit(8))  # more than 16 bytes: no decimal(38) holds it (checked below)
+    weight = F.array(*[F.lit(decimal.Decimal(p)).cast("decimal(38,0)") for p in _BYTE_POWERS])
+
+    def unsigned(hex_digits: "Column") -> "Column":
+        return F.conv(hex_digits, 16, 10).cast("decimal(38,0)")
+
+    negative = F.substring(digits, 1, 1).isin(*"89ABCDEF")
+    low = unsigned(F.substring(digits, -16, 16))
+    high = unsigned(F.substring(digits, 1, high_size * 2))
+    # the sign lives in the first byte: subtract the weight of the part holding it
+    unscaled = F.when(size <= 8, F.when(negative, F.try_subtract(low, F.get(weight, low_size))).otherwise(low)).otherwise(
+        F.try_add(F.try_multiply(F.when(negative, F.try_subtract(high, F.get(weight, high_size))).otherwise(high),
+                                 F.get(weight, F.lit(8))), low))
+    value = F.concat(unscaled.cast("string"), F.lit(f"E{-exponent}")).try_cast(f"decimal({precision},{scale})")
+    ok = (F.base64(decoded) == c) & size.between(1, 16) & value.isNotNull()
+    return value, ok
 
 
 def _and(a: "Column | None", b: "Column | None") -> "Column | None":
@@ -513,6 +549,8 @@ def _json_to_frame(c: "Column", schema: Schema) -> tuple["Column", "Column | Non
         return c, (c >= 0) & (c < 86_400_000)
     if name == TIMESTAMP_LOGICAL_NAME:
         return F.timestamp_millis(c), c.between(-62135596800000, 253402300799999)
+    if name == DECIMAL_LOGICAL_NAME:
+        return _decimal_from_base64(c, Decimal.scale(schema), *decimal_type(schema))
     t = schema.type
     if t is Type.BYTES:
         decoded = F.try_to_binary(c, F.lit("base64"))  # null (a fallback row) for text that is not base64

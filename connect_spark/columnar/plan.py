@@ -114,12 +114,23 @@ class RecordColumns:
     headers: "Column"
     ok: "Column"
     keep: "Column"
+    #: ``(column name, expression)`` a transform wants computed once per row before the record's columns
+    hoisted: tuple[tuple[str, "Column"], ...] = ()
 
     def require(self, condition: "Column") -> "RecordColumns":
         """Rows where ``condition`` is not true go to the fallback."""
         from pyspark.sql import functions as F
 
         return replace(self, ok=self.ok & F.coalesce(condition, F.lit(False)))
+
+    def hoist(self, name: str, expression: "Column") -> tuple["RecordColumns", "Column"]:
+        """``expression`` computed in a projection column of its own, below the record's columns: the record
+        carrying it, and the column that reads it. For a transform reading many fields of a large expression (a
+        converted struct): each field read would otherwise copy the whole expression into the plan, and
+        Spark does not share a subexpression sitting in conditional branches."""
+        from pyspark.sql import functions as F
+
+        return replace(self, hoisted=(*self.hoisted, (name, expression))), F.col(name)
 
 
 # --- converters ----------------------------------------------------------------------------------
@@ -421,7 +432,8 @@ class ColumnarPlan:
         ]
         schemas = (record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema)
         hoisted = [expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)]
-        stages = _staged_stages(converted, record.ok, record.keep, hoisted)
+        stages = _staged_stages(converted, record.ok, record.keep, hoisted,
+                                [expression.alias(n) for n, expression in record.hoisted])
         # kept only when every shape is learned (a converter that samples each batch is not cached)
         self._built = None if self.needs_sample() else _BuiltProjection(stages, schemas, learns or self._last_reused)
         return PlanOutput(_project(raw, stages), *schemas, self.header_converter)
@@ -445,14 +457,17 @@ def _project(raw: "DataFrame", stages: list[list["Column"]]) -> "DataFrame":
 
 
 def _staged_stages(converted: list["Column"], ok: "Column", keep: "Column",
-                   hoisted: list["Column"]) -> list[list["Column"]]:
+                   hoisted: list["Column"], transform_hoisted: list["Column"] = ()) -> list[list["Column"]]:
     """The staged projection: the raw columns (bytes only where ``ok`` is false), the converted record's
-    columns and the row's flags; below it, in projections of their own, the converters' hoisted parses and the
-    ok flag (every later reference reads the column: Spark does not share a subexpression sitting in
-    conditional branches, so each reference would parse or check the row again)."""
+    columns and the row's flags; below it, in projections of their own, the converters' hoisted parses, the
+    transforms' hoisted expressions (which read the parses) and the ok flag (every later reference reads the
+    column: Spark does not share a subexpression sitting in conditional branches, so each reference would
+    parse or check the row again)."""
     from pyspark.sql import functions as F
 
     stages = [[F.col("*"), *hoisted]] if hoisted else []
+    if transform_hoisted:
+        stages.append([F.col("*"), *transform_hoisted])
     stages.append([F.col("*"), ok.alias(_OK)])
     # the raw bytes are kept for the rows that fall back only (the frame reads the converted columns)
     raw_kept = [c if c in _COORDINATES else F.when(F.col(_OK), F.lit(None)).otherwise(F.col(c)).alias(c)

@@ -163,9 +163,32 @@ def typed_part(part: Part) -> tuple[Part, "Column | None"]:
     schema = part.schema
     if schema is None or not has_semantic_types(schema):
         return part, None
+    if part.fields is not None and part.null is not None and schema.type is Type.STRUCT \
+            and [name for name, _, _ in part.fields] == [f.name for f in schema.fields]:
+        return _typed_fields(part, schema)
     column, guard, changed = typed_column(part.column, schema)
     if not changed:
         return part, guard
+    return Part(column, schema, part.null_schema, to_spark_type(schema)), guard
+
+
+def _typed_fields(part: Part, schema: Schema) -> tuple[Part, "Column | None"]:
+    """:func:`typed_part` of a struct a transform built (its field columns and null condition known): each field
+    typed from its own column, not read back out of the struct's (which would copy the struct's expression
+    into every field)."""
+    from pyspark.sql import functions as F
+
+    columns, guard, changed = [], None, False
+    for (name, field_column, _), f in zip(part.fields or (), schema.fields):
+        converted, field_guard, field_changed = typed_column(field_column, f.schema)
+        columns.append(converted.alias(name))
+        guard = _and(guard, field_guard)
+        changed = changed or field_changed
+    guard = None if guard is None else part.null | guard
+    if not changed:
+        return part, guard
+    # the struct evaluated once, then picked or not (as the transforms build theirs)
+    column = F.get(F.array(F.struct(*columns)), F.when(part.null, F.lit(None)).otherwise(F.lit(0)))
     return Part(column, schema, part.null_schema, to_spark_type(schema)), guard
 
 

@@ -535,11 +535,13 @@ def _start_cli(worker: dict[str, str], connectors: list[dict[str, str]], work: P
 
 
 def _commit_offsets(spark, path: Path, connector: str, topic: str) -> list[int]:
-    """The offset of ``topic``'s partition 0 each of the connector's Delta commits stored, in commit order."""
+    """The offset of ``topic``'s partition 0 each of the connector's Delta commits that wrote rows stored, in
+    commit order (a schema-evolution commit, an empty append adding columns, repeats the table's offsets)."""
     from delta.tables import DeltaTable
 
     history = DeltaTable.forPath(spark, str(path)).history().orderBy("version").collect()
-    stored = [json.loads(r["userMetadata"])["connect_spark"] for r in history if r["userMetadata"]]
+    stored = [json.loads(r["userMetadata"])["connect_spark"] for r in history if r["userMetadata"]
+              and not (r["operation"] == "WRITE" and (r["operationMetrics"] or {}).get("numOutputRows") == "0")]
     return [doc["offsets"][topic]["0"] for doc in stored if doc["connector"] == connector]
 
 

@@ -10,6 +10,7 @@ and ``add.fields`` run through ``ColumnarPlan.apply`` and through the per-record
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -128,3 +129,33 @@ def test_change_events_stay_in_the_plan(spark, tmp_path):
 def test_keys_without_a_column_form_run_the_chain_per_record(tmp_path, key):
     connector, worker = plan_connector(tmp_path, **BASE, **{f"transforms.unwrap.{key}": "op"})
     assert compile_plan(connector, worker) is None
+
+
+DECIMAL_UNSCALED = [0, 1, -1, 127, 128, -128, -129, 255, 256, 12_345, -12_345, 2**31, -2**31, 2**63 - 1, -2**63,
+                    2**63, 2**64, -2**64 - 1, 10**18, -(10**18), 10**37, -(10**37), 10**38 - 1, 10**38, -(10**38),
+                    2**127 - 1, -2**127, 2**128]
+
+
+@pytest.mark.parametrize("scale, precision", [(2, "12"), (0, None), (5, None), (-2, None)])
+def test_decimal_payloads_match_per_record(spark, tmp_path, scale, precision):
+    """Connect Decimals as Kafka's JsonConverter writes them (base64 two's complement), of every byte length up to
+    17, in and out of the column's range, and texts the converter reads otherwise (a number, a padded or
+    non-canonical base64, empty bytes): every row as per record, the in-range ones vectorized."""
+    import base64
+
+    from connect_spark.api.data.logical import unscaled_to_bytes
+
+    amount = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1, "optional": True,
+              "parameters": {"scale": str(scale), **({"connect.decimal.precision": precision} if precision else {})}}
+    schema = {"type": "struct", "name": "shop.Row", "optional": False,
+              "fields": [{"field": "id", "type": "int32", "optional": False}, {"field": "amount", **amount}]}
+    texts = [f'"{base64.b64encode(unscaled_to_bytes(u)).decode()}"' for u in DECIMAL_UNSCALED]
+    texts += ["null", "12.5", "7", '" AQ=="', '"AQ"', '""', '"!!"', '"AAE="', '"/w=="']
+    rows = [raw_row(i, ('{"schema":' + json.dumps(schema, separators=(",", ":")) +
+                        f',"payload":{{"id":{i},"amount":{text}}}}}').encode())
+            for i, text in enumerate(texts)]
+    counts = run_both(spark, tmp_path, rows, **{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                                                "key.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    limit = 10 ** (int(precision) if precision else 38) // 10 ** max(scale, 0) if scale >= 0 else 10 ** 38
+    fits = sum(1 for u in DECIMAL_UNSCALED if abs(u) < limit * 10 ** max(scale, 0) and u.bit_length() < 128)
+    assert counts["good"] >= fits, counts

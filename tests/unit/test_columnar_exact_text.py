@@ -167,6 +167,17 @@ def test_payload_schemas_without_a_text_proof(field):
     assert payload_regex(schema) is None
 
 
+def test_a_decimal_is_proved_as_base64_text_only():
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, False)
+    schema = converter.as_connect_schema({"type": "struct", "optional": False, "fields": [
+        {"field": "d", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "optional": True,
+         "parameters": {"scale": "2"}}]})
+    regex = re.compile(payload_regex(schema).replace(r"\z", r"\Z"))
+    assert regex.match('{"d":"AN4="}') and regex.match('{"d":null}')
+    assert not regex.match('{"d":2.22}')  # decimal.format=NUMERIC: left to the re-serialization check
+
+
 def test_small_number_structs_have_one_group_per_field():
     converter = JsonConverter()
     converter.configure({"schemas.enable": "true"}, False)

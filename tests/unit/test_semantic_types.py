@@ -96,6 +96,25 @@ def test_every_name_is_declared_once_and_typed_for_spark_arrow_and_postgres():
     assert dialect.sql_type(Column("f", SchemaBuilder.array(SCHEMAS[st.ZONED_TIMESTAMP]).build())) == "timestamptz[]"
 
 
+def test_a_decimal_with_its_precision_is_a_numeric_of_that_precision_in_postgres():
+    from connect_spark.api.data import Decimal
+    from connect_spark.connectors.jdbc.dialect import Column
+    from connect_spark.connectors.jdbc.postgres import PostgresDialect
+
+    dialect = PostgresDialect(None)
+
+    def numeric(scale: int, precision: str | None) -> str:
+        builder = Decimal.builder(scale)
+        if precision is not None:
+            builder = builder.parameter(Decimal.PRECISION_FIELD, precision)
+        return dialect.sql_type(Column("f", builder.optional().build()))
+
+    assert numeric(2, "12") == "numeric(12,2)"  # Debezium's numeric(12,2) column
+    assert numeric(0, "5") == "numeric(5,0)"
+    assert numeric(2, None) == "numeric"  # Confluent's dialect: no precision, an exact numeric of any size
+    assert numeric(3, "2") == numeric(-1, "5") == numeric(2, "1001") == numeric(2, "x") == "numeric"
+
+
 def test_the_encoding_type_is_kept_for_the_plan_and_typed_at_every_depth():
     ts = SCHEMAS[st.MICRO_TIMESTAMP]
     nested = SchemaBuilder.struct().field("at", ts).field("many", SchemaBuilder.array(ts).optional().build()) \

@@ -49,6 +49,8 @@ class Decimal:
 
     LOGICAL_NAME = DECIMAL_LOGICAL_NAME
     SCALE_FIELD = "scale"
+    #: The parameter some producers (Debezium, Confluent's Avro converter) put the precision in.
+    PRECISION_FIELD = "connect.decimal.precision"
 
     @staticmethod
     def builder(scale: int) -> SchemaBuilder:

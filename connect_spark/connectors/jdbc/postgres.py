@@ -2,7 +2,8 @@
 
 Types follow Confluent's PostgreSQL dialect: INT8/INT16 → smallint, INT32 → integer, INT64 → bigint,
 FLOAT32 → real, FLOAT64 → double precision, BOOLEAN → boolean, STRING → text, BYTES → bytea, Decimal →
-numeric, Date → date, Time → time, Timestamp → timestamp, an ARRAY of those → its element type ``[]``.
+numeric (``numeric(p, s)`` when the schema carries its precision ``p`` in ``connect.decimal.precision``, as
+Debezium's do, so the copy of a ``numeric(12,2)`` column is one), Date → date, Time → time, Timestamp → timestamp, an ARRAY of those → its element type ``[]``.
 Structs and maps are refused (the Flatten transform turns a struct into columns). Debezium's semantic types
 take the PostgreSQL types of :mod:`connect_spark.api.data.semantic_types` (``timestamp``, ``timestamptz``,
 ``date``, ``time``, ``timetz``, ``numeric``, ``json``/``jsonb``, ``uuid``, ``bit(n)``, ...), as Debezium's own
@@ -34,7 +35,7 @@ from typing import Any, Mapping, Sequence
 import psycopg
 from psycopg import sql
 
-from connect_spark.api.data import Type
+from connect_spark.api.data import Decimal, Type
 from connect_spark.api.data.schema import (
     DATE_LOGICAL_NAME,
     DECIMAL_LOGICAL_NAME,
@@ -226,6 +227,8 @@ class PostgresDialect(DatabaseDialect):
             semantic = semantic_type(schema)
             if semantic is not None:
                 pair = _BINARY_SEMANTIC_TYPES.get(semantic.column)
+            elif schema.name == DECIMAL_LOGICAL_NAME:
+                pair = ("numeric", _sql_type(schema, column.name))
             else:
                 pair = (_BINARY_LOGICAL_TYPES.get(schema.name) if schema.name in _LOGICAL_TYPES
                         else _BINARY_TYPES.get(schema.type))
@@ -299,10 +302,24 @@ class PostgresDialect(DatabaseDialect):
             [connector, [tp.topic for tp, _ in items], [tp.partition for tp, _ in items], [o for _, o in items]])
 
 
+def _numeric(schema: Any) -> str:
+    """``numeric(p, s)`` for a Decimal schema with a precision ``p`` PostgreSQL accepts (1-1000, at least its
+    scale ``s`` ≥ 0), else ``numeric``."""
+    parameters = schema.parameters or {}
+    try:
+        precision = int(parameters.get(Decimal.PRECISION_FIELD, ""))
+        scale = int(parameters.get(Decimal.SCALE_FIELD, ""))
+    except ValueError:
+        return "numeric"
+    return f"numeric({precision},{scale})" if 0 <= scale <= precision <= 1000 and precision > 0 else "numeric"
+
+
 def _sql_type(schema: Any, field: str) -> str:
     semantic = semantic_type(schema)
     if semantic is not None:
         return postgres_type(semantic, schema)
+    if schema.name == DECIMAL_LOGICAL_NAME:
+        return _numeric(schema)
     logical = _LOGICAL_TYPES.get(schema.name or "")
     if logical:
         return logical
