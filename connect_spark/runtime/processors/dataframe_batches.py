@@ -92,12 +92,15 @@ class FrameBatches:
 
     def deliver(self, raw: "DataFrame", ranges: Mapping[TopicPartition, tuple[int, int]], put: Put,
                 atomic: bool, acknowledge: Callable[[], None] = lambda: None,
-                single_job: Callable[["DataFrame"], bool] = lambda frame: True) -> None:
+                single_job: Callable[["DataFrame"], bool] = lambda frame: True,
+                put_guarded: Put | None = None) -> None:
         """Hand the raw batch (``RAW_COLUMNS``, covering ``ranges``) to ``put`` as a record frame; ``put``
         is not called when no record survived. ``atomic``: the task's writes are all-or-nothing.
         ``acknowledge`` waits for the dead letter queue writes of the per-record conversions; it is called
         before every ``put`` that follows such conversions. ``single_job``: whether ``put`` reads a frame in
-        one Spark job (a frame that converts rows inside the write is never computed twice)."""
+        one Spark job (a frame that converts rows inside the write is never computed twice).
+        ``put_guarded``: ``put`` for the one-pass write's guarded frame, where a row the task rejects raises
+        like a row needing the per-record path instead of being looked for first (default: ``put``)."""
         if not ranges:
             return
         if self.plan is None:
@@ -120,7 +123,7 @@ class FrameBatches:
                 log.info("Rows of this batch's sample need the per-record path; the batch takes the checked way")
             else:
                 try:
-                    put(output.guarded)
+                    (put_guarded or put)(output.guarded)
                     self.one_pass_batches += 1
                     self.odd_rows_last = False
                     return

@@ -13,7 +13,9 @@ apply). Per micro-batch (called by the runner inside ``foreachBatch``):
    :mod:`~connect_spark.runtime.processors.fallback_in_write`; the per-record path for the rest, tolerated
    records to the log / dead letter queue, whose writes are acknowledged before the frame is handed over); rows the task's ``rejected_rows`` names (an upsert
    record without a usable key) are reported under ``errors.*`` and left out of the frame
-   (:func:`~connect_spark.runtime.processors.rejected_rows.drop_rejected_rows`); then ``put_dataframe_batch`` — the sink may commit data
+   (:func:`~connect_spark.runtime.processors.rejected_rows.drop_rejected_rows`; in a one-pass write such a row
+   abandons the write instead, :func:`~connect_spark.runtime.processors.rejected_rows.guard_rejected_rows`, and the
+   batch is handed over the checked way); then ``put_dataframe_batch`` — the sink may commit data
    and offsets here (the Delta sink's table commit) — with the retriable back-off;
 4. the commit tick (:meth:`~connect_spark.runtime.tasks.worker_task.WorkerSinkTask.maybe_commit`).
 """
@@ -31,7 +33,7 @@ from connect_spark.runtime.conversion.batch_sample import BatchSampler
 from connect_spark.runtime.processors.dataframe_batches import FrameBatches
 from connect_spark.runtime.processors.fallback_in_write import InWriteConversion, in_write_supported
 from connect_spark.runtime.processors.driver_tasks import DriverTasks
-from connect_spark.runtime.processors.rejected_rows import drop_rejected_rows
+from connect_spark.runtime.processors.rejected_rows import drop_rejected_rows, guard_rejected_rows
 from connect_spark.runtime.processors.base import ProcessorSetup
 from connect_spark.runtime.tasks.loop import hand_over
 from connect_spark.kafka.clients import kafka_client_kwargs
@@ -113,9 +115,13 @@ class DataFrameProcessor(DriverTasks):
             unit.await_dead_letters()
             task.put_dataframe_batch(frame, batch_id, ranges)
 
+        def write_guarded(frame: "DataFrame") -> None:
+            # one pass: a row the task rejects abandons the write, and the batch is handed over the checked way
+            task.put_dataframe_batch(guard_rejected_rows(task, frame), batch_id, ranges)
+
         def put() -> None:
             frames.deliver(batch, ranges, write, task.writes_atomically(), unit.await_dead_letters,
-                           lambda frame: task.rejected_rows(frame) is None)
+                           lambda frame: task.rejected_rows(frame) is None, write_guarded)
 
         if not hand_over(unit, put, consumed, self.wait):
             return  # the connector is stopping

@@ -23,7 +23,7 @@ from connect_spark.runtime.errors import ErrorHandler, RawRecord
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["report_misfits", "drop_rejected_rows", "raw_rows"]
+__all__ = ["report_misfits", "drop_rejected_rows", "guard_rejected_rows", "raw_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,26 @@ def drop_rejected_rows(task: Any, frame: "DataFrame", raw: "DataFrame", handler:
     report_misfits(handler, ((rec, f"{rec.coordinates()}: {row[_REASON]}") for rec, row in zip(records, rejected)),
                    lambda rec: raws.get((rec.original_topic, rec.original_kafka_partition, rec.original_kafka_offset)))
     return marked.where(F.col(_REASON).isNull()).drop(_REASON)
+
+
+def guard_rejected_rows(task: Any, frame: "DataFrame") -> "DataFrame":
+    """``frame`` whose computation raises (a Spark error whose message holds
+    :data:`~connect_spark.columnar.plan.NEEDS_RECORD_PATH`) at the first row ``task.rejected_rows`` names.
+
+    Called by the runtime instead of :func:`drop_rejected_rows` for a frame written in one pass: no Spark job
+    runs before the write, which commits nothing when such a row raises; the batch is then handed over the
+    checked way, where :func:`drop_rejected_rows` reports the rows from the persisted batch.
+    """
+    from pyspark.sql import functions as F
+
+    from connect_spark.columnar.plan import NEEDS_RECORD_PATH
+
+    condition = task.rejected_rows(frame)
+    if condition is None:
+        return frame
+    row = F.concat(F.lit(NEEDS_RECORD_PATH + ": the task rejects "), F.col("original_topic"), F.lit("["),
+                   F.col("original_partition").cast("string"), F.lit("]@"), F.col("original_offset").cast("string"))
+    return frame.where(F.when(condition.isNull(), F.lit(True)).otherwise(F.raise_error(row)))
 
 
 def raw_rows(raw: "DataFrame", coordinates: Iterable[tuple[str, int, int]]) -> dict[tuple[str, int, int], RawRecord]:
