@@ -517,14 +517,20 @@ def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int)
         return F.conv(hex_digits, 16, 10).cast("decimal(38,0)")
 
     negative = F.substring(digits, 1, 1).isin(*"89ABCDEF")
+    # up to 8 bytes (an unscaled value of up to 18 digits): sign-extended to 64 bits and read as a signed long by
+    # one conv; longer: the high bytes (signed) times 2^64 plus the low 8 bytes (unsigned), in decimal(38,0)
+    short = F.conv(F.lpad(digits, 16, F.when(negative, F.lit("F")).otherwise(F.lit("0"))), 16, -10)
     low = unsigned(F.substring(digits, -16, 16))
     high = unsigned(F.substring(digits, 1, high_size * 2))
-    # the sign lives in the first byte: subtract the weight of the part holding it
-    unscaled = F.when(size <= 8, F.when(negative, F.try_subtract(low, F.get(weight, low_size))).otherwise(low)).otherwise(
-        F.try_add(F.try_multiply(F.when(negative, F.try_subtract(high, F.get(weight, high_size))).otherwise(high),
-                                 F.get(weight, F.lit(8))), low))
-    value = F.concat(unscaled.cast("string"), F.lit(f"E{-exponent}")).try_cast(f"decimal({precision},{scale})")
-    ok = (F.base64(decoded) == c) & size.between(1, 16) & value.isNotNull()
+    long = F.try_add(F.try_multiply(F.when(negative, F.try_subtract(high, F.get(weight, high_size))).otherwise(high),
+                                    F.get(weight, F.lit(8))), low).cast("string")
+    unscaled = F.when(size <= 8, short).otherwise(long)
+    value = F.concat(unscaled, F.lit(f"E{-exponent}")).try_cast(f"decimal({precision},{scale})")
+    # a value of at most ``sure`` bytes is below 2^(8 * sure - 1) <= 10^precision: it fits without converting it
+    # again here (the guard is computed apart from the column); longer ones are converted to be sure
+    sure = max((n for n in range(1, 17) if 2 ** (8 * n - 1) <= 10 ** precision), default=0) if exponent == scale else 0
+    fits = F.when(size <= sure, F.lit(True)).otherwise(value.isNotNull())
+    ok = (F.base64(decoded) == c) & size.between(1, 16) & fits
     return value, ok
 
 
