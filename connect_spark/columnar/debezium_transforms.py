@@ -65,9 +65,7 @@ def extract_new_record_state(transform: ExtractNewRecordState) -> Callable[[Reco
     def apply(r: RecordColumns) -> RecordColumns:
         schema = r.value.schema
         if schema is not None and envelope.is_envelope_schema(schema):
-            # the converted event is read field by field: computed once per row, not copied into each read
-            r, event_column = r.hoist("__debezium_event", r.value.column)
-            r = replace(r, value=replace(r.value, column=event_column, fields=None, null=None))
+            r = _hoisted_event(transform, r)
         tombstone = is_null(r.value)
         if not keep_tombstones:
             r = replace(r, keep=r.keep & ~tombstone)
@@ -75,6 +73,27 @@ def extract_new_record_state(transform: ExtractNewRecordState) -> Callable[[Reco
             return r
         return _unwrapped(transform, r, tombstone)
     return apply
+
+
+def _hoisted_event(transform: ExtractNewRecordState, r: RecordColumns) -> RecordColumns:
+    """``r`` whose value (a change event) has the fields the transform reads, and its null condition, computed
+    once per row in projection columns of their own: each is read several times, and a read of the converted
+    event's expression would copy it whole (Spark does not share a subexpression in conditional branches);
+    fields nothing reads (``source``, unless ``add.fields`` names it) are never materialized."""
+    event = r.value
+    fields = struct_fields(event)
+    if fields is None:
+        return r
+    used = {envelope.AFTER, envelope.BEFORE}
+    for reference in transform.additional_fields:
+        used |= {reference.struct or reference.field, reference.field}
+    hoisted = []
+    for name, column, spark_type in fields:
+        if name in used:
+            r, column = r.hoist(f"__debezium_{name}", column)
+        hoisted.append((name, column, spark_type))
+    r, null = r.hoist("__debezium_null", is_null(event))
+    return replace(r, value=replace(event, fields=tuple(hoisted), null=null))
 
 
 def _unwrapped(transform: ExtractNewRecordState, r: RecordColumns, tombstone: "Column") -> RecordColumns:
