@@ -39,6 +39,7 @@ import argparse
 import json
 import logging
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -175,12 +176,13 @@ def _profile(spark, postgres, records: int, separators: tuple[str, str]) -> dict
 
 
 def _jvm_process():
-    """The Spark JVM (the child of this process running SparkSubmit, not the broker's), or ``None`` without
-    psutil (the ``bench`` extra)."""
+    """The Spark JVM, or ``None`` without psutil (the ``bench`` extra)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `jobs.bench` from a source checkout
     try:
-        import psutil
+        from jobs.bench.process_metrics import spark_jvm
     except ImportError:
         return None
+    return spark_jvm()
     for child in psutil.Process().children(recursive=True):
         try:
             if "java" in child.name() and any("SparkSubmit" in part for part in child.cmdline()):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from jobs.bench.cdc_events import ROW_DDL, SOURCE_DDL, TABLE_COLUMNS, ChangeStream, spark_row_columns
-from jobs.bench.process_metrics import ProcessTreeSampler
+from jobs.bench.process_metrics import ProcessTreeSampler, spark_jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -115,7 +115,7 @@ class CpuMeter:
     :meth:`stop` (the JVM tree sampled every 0.25 s, so short-lived Python workers count)."""
 
     def __init__(self) -> None:
-        self._jvm = _spark_jvm()
+        self._jvm = spark_jvm()
         self._sampler: ProcessTreeSampler | None = None
         self._tree_start = self._self_start = 0.0
 
@@ -135,17 +135,6 @@ class CpuMeter:
 def _own_cpu() -> float:
     times = psutil.Process().cpu_times()
     return times.user + times.system
-
-
-def _spark_jvm() -> "psutil.Process | None":
-    """The Spark driver JVM: the child of this process running SparkSubmit (not the broker)."""
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "java" in child.name() and any("SparkSubmit" in part for part in child.cmdline()):
-                return child
-        except psutil.Error:
-            continue
-    return None
 
 
 def run_hand(spark: "SparkSession", bootstrap: str, topic: str, table: Path, checkpoint: Path,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import psutil
 
-__all__ = ["TreeUsage", "ProcessTreeSampler"]
+__all__ = ["TreeUsage", "ProcessTreeSampler", "spark_jvm"]
 
 
 @dataclass
@@ -93,3 +93,14 @@ class ProcessTreeSampler:
         self._driver_peak = max(self._driver_peak, driver_rss)
         self._tree_peak = max(self._tree_peak, tree_rss)
         self._samples += 1
+
+
+def spark_jvm() -> "psutil.Process | None":
+    """The Spark driver JVM of a session this process started: its child running SparkSubmit (not a broker's JVM)."""
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "java" in child.name() and any("SparkSubmit" in part for part in child.cmdline()):
+                return child
+        except psutil.Error:
+            continue
+    return None
