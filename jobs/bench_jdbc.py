@@ -183,13 +183,6 @@ def _jvm_process():
     except ImportError:
         return None
     return spark_jvm()
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "java" in child.name() and any("SparkSubmit" in part for part in child.cmdline()):
-                return child
-        except psutil.Error:
-            continue
-    return None
 
 
 def _cpu_seconds(process) -> float:
