@@ -120,6 +120,24 @@ def work_dir(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def standalone_cluster(tmp_path_factory):
+    """A real Spark standalone master and two workers (2 cores, 3 GiB each) from the installed pyspark, shared
+    by the cluster tests and stopped after the session. Drivers and executors they launch import
+    connect_spark from this checkout and run this interpreter; the workers take SIGPWR as a decommission
+    request (``spark.decommission.enabled``)."""
+    import sys
+
+    from connect_spark.testing.spark_cluster import StandaloneCluster
+
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p),
+           "PYSPARK_PYTHON": sys.executable, "SPARK_WORKER_OPTS": "-Dspark.decommission.enabled=true"}
+    with StandaloneCluster(tmp_path_factory.mktemp("standalone-cluster"), cores=2, memory="3g", workers=2,
+                           env=env) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
 def postgres():
     """A throwaway PostgreSQL server on 127.0.0.1 (Debian's binaries, run as the postgres user), for the session.
 

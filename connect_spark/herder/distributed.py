@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_spark.config.definition import ConfigValidationError
 from connect_spark.config.validation import PropsSource, validate_configs
+from connect_spark.runtime.worker.jvm_signals import JvmStopSignals
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -73,6 +74,11 @@ class DistributedWorker:
         self.server: Any = None
         self.group: Any = None
         self._stop_requested = threading.Event()
+        #: Set by :func:`run_distributed` when this process owns its signals: SIGTERM/SIGINT to Spark's
+        #: driver JVM then stop gracefully too, once the worker built its session (see
+        #: :mod:`~connect_spark.runtime.worker.jvm_signals`).
+        self.stop_on_jvm_signals = False
+        self._jvm_signals: JvmStopSignals | None = None
 
     def _session(self) -> "SparkSession":
         with self._spark_lock:
@@ -82,6 +88,8 @@ class DistributedWorker:
                 # built from the herder's thread, the main one: Ctrl-C stays run_distributed's graceful stop
                 self._spark = get_or_create_session(None, app_name="connect-spark-distributed",
                                                     conf=self.worker.spark_conf(), keep_interrupt_handler=True)
+                if self.stop_on_jvm_signals:
+                    self._jvm_signals = JvmStopSignals.install(self._spark, self.request_stop)
             return self._spark
 
     def request_stop(self) -> None:
@@ -137,6 +145,8 @@ class DistributedWorker:
         finally:
             if self.group is not None:  # after the herder's final commits: the leader moves them at once
                 self.group.close()
+            if self._jvm_signals is not None:
+                self._jvm_signals.close()
             if self.server is not None:
                 self.server.stop()
             for store in reversed(started):
@@ -156,6 +166,7 @@ def run_distributed(worker_props: PropsSource, spark: "SparkSession | None" = No
         return EXIT_BAD_CONFIG
     distributed = DistributedWorker(worker, spark)
     if threading.current_thread() is threading.main_thread():
+        distributed.stop_on_jvm_signals = spark is None  # a session passed in keeps its JVM's ways
         def handler(signum: int, frame: Any) -> None:
             log.info("Received %s: stopping every connector gracefully", signal.Signals(signum).name)
             distributed.request_stop()

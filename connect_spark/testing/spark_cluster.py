@@ -1,11 +1,12 @@
-"""A Spark standalone master and worker started from the pip-installed pyspark, and process-tree helpers.
+"""A Spark standalone master and workers started from the pip-installed pyspark, and process-tree helpers.
 
 Tests that need real executor JVMs use these: :class:`StandaloneCluster` starts
-``org.apache.spark.deploy.master.Master`` and one ``org.apache.spark.deploy.worker.Worker`` with
-``$SPARK_HOME/bin/spark-class`` (``SPARK_HOME`` is the pyspark package folder), both bound to 127.0.0.1,
-and stops them (and the executors they launched) on :meth:`StandaloneCluster.stop` or when its ``with``
-block ends, also on failure. :func:`executor_jvms` finds the ``CoarseGrainedExecutorBackend`` processes
-below a process (a driver in ``local-cluster`` mode launches them as its children), so a test can kill one.
+``org.apache.spark.deploy.master.Master`` and one or more ``org.apache.spark.deploy.worker.Worker`` with
+``$SPARK_HOME/bin/spark-class`` (``SPARK_HOME`` is the pyspark package folder), all bound to 127.0.0.1,
+and stops them (and the executors and drivers they launched) on :meth:`StandaloneCluster.stop` or when
+its ``with`` block ends, also on failure. :func:`executor_jvms` finds the ``CoarseGrainedExecutorBackend``
+processes below a process (a driver in ``local-cluster`` mode launches them as its children), so a test
+can kill one; :meth:`StandaloneCluster.driver_jvms` finds the drivers of cluster deploy mode.
 
 Linux only: processes are read from ``/proc``.
 """
@@ -22,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-__all__ = ["StandaloneCluster", "spark_home", "spark_submit", "free_port", "parent_pid", "descendants", "executor_jvms",
-           "EXECUTOR_MAIN_CLASS"]
+__all__ = ["StandaloneCluster", "spark_home", "spark_submit", "spark_core_jar", "free_port", "parent_pid",
+           "descendants", "executor_jvms", "EXECUTOR_MAIN_CLASS", "DRIVER_MAIN_CLASS"]
 
 #: The main class of an executor JVM (standalone and local-cluster).
 EXECUTOR_MAIN_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+#: The main class of a driver JVM a standalone worker launched (cluster deploy mode).
+DRIVER_MAIN_CLASS = "org.apache.spark.deploy.worker.DriverWrapper"
 
 
 def spark_home() -> Path:
@@ -39,6 +42,12 @@ def spark_home() -> Path:
 def spark_submit() -> Path:
     """The ``spark-submit`` script of the pip-installed pyspark."""
     return spark_home() / "bin" / "spark-submit"
+
+
+def spark_core_jar() -> Path:
+    """The installed pyspark's ``spark-core`` jar: the primary resource of a Python driver submitted in
+    cluster deploy mode through ``--class org.apache.spark.deploy.PythonRunner``."""
+    return next((spark_home() / "jars").glob("spark-core_*.jar"))
 
 
 def free_port() -> int:
@@ -108,13 +117,16 @@ def _stop_tree(process: subprocess.Popen, timeout: float = 20.0) -> None:
 
 @dataclass
 class StandaloneCluster:
-    """A Spark standalone master and one worker on 127.0.0.1.
+    """A Spark standalone master and ``workers`` workers on 127.0.0.1.
 
     Args:
-        work_dir: logs (``master.log``, ``worker.log``) and the worker's executor folders go here.
-        cores, memory: what the worker offers (``--cores``, ``--memory``).
-        env: extra environment for both daemons (the worker passes it on to executors it launches).
-        start_timeout: seconds to wait for the master to accept the worker.
+        work_dir: logs (``master.log``, ``worker.log``, ``worker-2.log``, ...) and the workers' executor
+            and driver folders (``worker/``, ``worker-2/``, ...) go here.
+        cores, memory: what each worker offers (``--cores``, ``--memory``).
+        workers: how many workers.
+        env: extra environment for every daemon (a worker passes it on to the executors and drivers it
+            launches); ``SPARK_WORKER_OPTS`` here sets the workers' own ``spark.*`` keys.
+        start_timeout: seconds to wait for the master to accept each worker.
     """
 
     work_dir: Path
@@ -122,8 +134,10 @@ class StandaloneCluster:
     memory: str = "1g"
     env: dict[str, str] = field(default_factory=dict)
     start_timeout: float = 90.0
+    workers: int = 1
     port: int = 0
     _processes: list[subprocess.Popen] = field(default_factory=list)
+    _workers: list[subprocess.Popen] = field(default_factory=list)
     _logs: list[IO[bytes]] = field(default_factory=list)
 
     @property
@@ -131,28 +145,61 @@ class StandaloneCluster:
         return f"spark://127.0.0.1:{self.port}"
 
     def start(self) -> "StandaloneCluster":
-        """Start the master, then the worker, and wait until the worker is registered."""
+        """Start the master, then each worker, and wait until every worker is registered."""
         self.work_dir = Path(self.work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         try:
-            self._spawn("master.log", "org.apache.spark.deploy.master.Master",
-                        "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", "0")
-            self._wait_for("master.log", "I have been elected leader", "the master")
-            self._spawn("worker.log", "org.apache.spark.deploy.worker.Worker", self.master_url,
-                        "--host", "127.0.0.1", "--cores", str(self.cores), "--memory", self.memory,
-                        "--webui-port", "0", "--work-dir", str(self.work_dir / "worker"))
-            self._wait_for("worker.log", "Successfully registered with master", "the worker")
+            master = self._spawn("master.log", "org.apache.spark.deploy.master.Master",
+                                 "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", "0")
+            self._wait_for(master, "master.log", "I have been elected leader", "the master")
+            for _ in range(self.workers):
+                self.add_worker()
         except BaseException:
             self.stop()
             raise
         return self
 
+    def add_worker(self) -> int:
+        """Start one more worker like the others, wait until it is registered; returns its number."""
+        number = len(self._workers) + 1
+        name = self.worker_name(number)
+        worker = self._spawn(f"{name}.log", "org.apache.spark.deploy.worker.Worker", self.master_url,
+                             "--host", "127.0.0.1", "--cores", str(self.cores), "--memory", self.memory,
+                             "--webui-port", "0", "--work-dir", str(self.work_dir / name))
+        self._workers.append(worker)
+        self._wait_for(worker, f"{name}.log", "Successfully registered with master", name)
+        return number
+
+    def stop_worker(self, number: int) -> None:
+        """Stop worker ``number`` and what it launched (the master sees it lost); the others keep running."""
+        _stop_tree(self._workers[number - 1])
+
+    @staticmethod
+    def worker_name(number: int) -> str:
+        """``worker`` for the first worker, ``worker-<n>`` for the others (their log and folder names)."""
+        return "worker" if number == 1 else f"worker-{number}"
+
+    def worker_pid(self, number: int) -> int:
+        """The JVM of worker ``number`` (1-based); ``spark-class`` execs it, so it is the spawned process."""
+        return self._workers[number - 1].pid
+
+    def decommission_worker(self, number: int) -> None:
+        """Send worker ``number`` the signal standalone workers take as a decommission request (SIGPWR;
+        the worker needs ``spark.decommission.enabled=true`` in ``SPARK_WORKER_OPTS``)."""
+        os.kill(self.worker_pid(number), signal.SIGPWR)
+
+    def driver_jvms(self) -> list[int]:
+        """The driver JVMs the workers launched (cluster deploy mode), oldest first."""
+        return sorted(pid for worker in self._workers for pid in descendants(worker.pid)
+                      if DRIVER_MAIN_CLASS in _cmdline(pid))
+
     def stop(self) -> None:
-        """Stop the worker (and its executors), then the master; safe to call twice."""
+        """Stop the workers (and their executors and drivers), then the master; safe to call twice."""
         for process in reversed(self._processes):
             _stop_tree(process)
         self._processes.clear()
+        self._workers.clear()
         for log in self._logs:
             log.close()
         self._logs.clear()
@@ -167,22 +214,23 @@ class StandaloneCluster:
         path = self.work_dir / name
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def _spawn(self, log_name: str, main_class: str, *args: str) -> None:
+    def _spawn(self, log_name: str, main_class: str, *args: str) -> subprocess.Popen:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
                "SPARK_NO_DAEMONIZE": "1", **self.env}
         log = open(self.work_dir / log_name, "ab")
         self._logs.append(log)
         command = [str(spark_home() / "bin" / "spark-class"), main_class, *args]
-        self._processes.append(subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                stdin=subprocess.DEVNULL, start_new_session=True))
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        self._processes.append(process)
+        return process
 
-    def _wait_for(self, log_name: str, line: str, what: str) -> None:
+    def _wait_for(self, process: subprocess.Popen, log_name: str, line: str, what: str) -> None:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if re.search(re.escape(line), self.log_text(log_name)):
                 return
-            for process in self._processes:
-                if process.poll() is not None:
-                    raise RuntimeError(f"{what} exited with {process.returncode}:\n{self.log_text(log_name)[-3000:]}")
+            if process.poll() is not None:
+                raise RuntimeError(f"{what} exited with {process.returncode}:\n{self.log_text(log_name)[-3000:]}")
             time.sleep(0.3)
         raise TimeoutError(f"{what} did not start in {self.start_timeout:.0f}s:\n{self.log_text(log_name)[-3000:]}")

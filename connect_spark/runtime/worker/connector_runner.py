@@ -358,27 +358,76 @@ class ConnectorRunner:
             return failure
         return TaskFailedError(f"Connector {self.name} failed: {failure!r}", -1, failure)  # type: ignore[arg-type]
 
-    def _stop_query(self, forget: bool = False) -> None:
-        """Stop the query between batches: halt new work, wait for the batch in flight, then stop."""
+    def _stop_query(self, forget: bool = False, graceful_deadline: float | None = None) -> bool:
+        """Stop the query between batches: halt new work, wait for the batch in flight, then stop.
+
+        With a ``graceful_deadline`` (``time.monotonic()``), a batch still in flight then has its Spark
+        jobs cancelled: it fails, so nothing of it is committed and the next start delivers it again. A
+        batch that does not end even then (a ``put`` busy in Python) is left behind after as long again.
+        Returns whether the query stopped between batches (always, without a deadline).
+        """
         self._halt.set()
-        with self._lock:
-            pass
+        if not self._wait_for_batch_in_flight(graceful_deadline):
+            return False
+        self._lock.release()
         if self._stream is not None:
             self._stream.stop(forget=forget)
+        return True
 
-    def stop(self, failed: bool = False) -> None:
+    def _wait_for_batch_in_flight(self, graceful_deadline: float | None) -> bool:
+        """Take the batch lock (the caller releases it); False when the batch in flight outlived the
+        deadline, its cancellation and as long again."""
+        if graceful_deadline is None:
+            self._lock.acquire()
+            return True
+        if self._lock.acquire(timeout=max(0.0, graceful_deadline - time.monotonic())):
+            return True
+        timeout_s = self.worker.task_shutdown_graceful_timeout_ms / 1000.0
+        log.warning("%s: the batch in flight did not finish within task.shutdown.graceful.timeout.ms=%d; "
+                    "cancelling its Spark jobs (its records are delivered again on the next start)",
+                    self.name, self.worker.task_shutdown_graceful_timeout_ms)
+        self._cancel_spark_jobs()
+        if self._lock.acquire(timeout=max(timeout_s, 1.0)):
+            return True
+        log.error("%s: the batch in flight did not end after its Spark jobs were cancelled; stopping without "
+                  "its final commit (its records are delivered again on the next start)", self.name)
+        return False
+
+    def _cancel_spark_jobs(self) -> None:
+        """Cancel the session's running Spark jobs (called only when the whole worker is stopping)."""
+        from connect_spark.spark_session import is_remote_session
+
+        try:
+            if is_remote_session(self.spark):
+                self.spark.interruptAll()
+            else:
+                self.spark.sparkContext.cancelAllJobs()
+        except Exception as e:
+            log.warning("%s: cancelling the batch in flight raised %r", self.name, e)
+
+    def halt(self) -> None:
+        """Start no batch after the one in flight, and interrupt retries in progress. Called by :meth:`stop`,
+        and first by the standalone worker on every connector when it stops, so that their batches in
+        flight end together within one ``task.shutdown.graceful.timeout.ms``."""
+        if self._processor is not None:
+            self._processor.interrupt()
+        self._halt.set()
+
+    def stop(self, failed: bool = False, graceful_deadline: float | None = None) -> None:
         """Stop the query, then the processor (each task's ``pre_commit`` → ``close`` → commit → ``stop``),
         wait for every commit to be written, then stop the connector.
 
         After a failure only the offsets of batches ``put`` accepted are committed (the failed batch
-        never became current).
+        never became current). ``graceful_deadline`` (``time.monotonic()``, the worker's
+        ``task.shutdown.graceful.timeout.ms`` from its stop request) bounds the wait for the batch in
+        flight, see :meth:`_stop_query`; a batch left behind keeps the processor from closing, and the
+        offsets stay at the last commit.
         """
-        if self._processor is not None:
-            self._processor.interrupt()
-        self._stop_query()
-        with self._lock:
-            if self._processor is not None:
-                self._processor.close()
+        self.halt()
+        if self._stop_query(graceful_deadline=graceful_deadline):
+            with self._lock:
+                if self._processor is not None:
+                    self._processor.close()
         try:
             self._committer.close()  # the tasks' final commits too, before the stop returns
         except Exception as e:

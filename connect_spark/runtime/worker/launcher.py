@@ -27,9 +27,11 @@ EXIT_BAD_CONFIG = 2
 
 
 def install_signal_handlers(worker: StandaloneWorker) -> None:
-    """SIGINT and SIGTERM ask the worker for a graceful stop (main thread only)."""
+    """SIGINT and SIGTERM ask the worker for a graceful stop (main thread only), whether they reach this
+    process or, under ``spark-submit``, Spark's driver JVM (installed once the worker has its session)."""
     if threading.current_thread() is not threading.main_thread():
         return
+    worker.stop_on_jvm_signals = True
 
     def handler(signum: int, frame: Any) -> None:
         log.info("Received %s: stopping gracefully", signal.Signals(signum).name)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.runtime.worker.connector_runner import ConnectorRunner
+from connect_spark.runtime.worker.jvm_signals import JvmStopSignals
 from connect_spark.runtime.worker.restarts import RestartPolicy, RestartTracker
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 
@@ -76,6 +77,10 @@ class StandaloneWorker:
         self.started = threading.Event()
         self.restarts: dict[str, RestartTracker] = {}  # the restart policy's state per connector
         self._waiting: list[ConnectorConfig] = []  # failed connectors with an automatic restart planned
+        #: Set by :func:`~connect_spark.runtime.worker.launcher.install_signal_handlers` when this process
+        #: owns its signals: SIGTERM/SIGINT to Spark's driver JVM then stop gracefully too, while the
+        #: worker runs in a session it built itself (see :mod:`~connect_spark.runtime.worker.jvm_signals`).
+        self.stop_on_jvm_signals = False
 
     def request_stop(self) -> None:
         """Ask for a graceful stop: finish the batch in flight, commit, close, stop. Safe from signal handlers."""
@@ -90,11 +95,14 @@ class StandaloneWorker:
         self._offset_store = build_offset_store(self.worker)
         self._offset_store.start()
         active: list[ConnectorRunner] = []
+        jvm_signals: JvmStopSignals | None = None
         try:
             spark = get_or_create_session(
                 self._spark, app_name="connect-spark", conf=realtime_session_conf(self.worker, self.connectors),
                 optional_sets=artifact_sets_for(c.connector_class for c in self.connectors),
                 keep_interrupt_handler=True)  # Ctrl-C stays the caller's (the CLI's: a graceful stop)
+            if self.stop_on_jvm_signals and self._spark is None:  # a session passed in keeps its JVM's ways
+                jvm_signals = JvmStopSignals.install(spark, self.request_stop)
             for config in self.connectors:
                 runner = ConnectorRunner(spark, self.worker, config, self._offset_store, self.available_now)
                 self.runners.append(runner)
@@ -122,14 +130,19 @@ class StandaloneWorker:
                 time.sleep(_TICK_SECONDS)
             if active:
                 log.info("Stop requested: finishing the batch in flight, committing and stopping")
+            deadline = time.monotonic() + self.worker.task_shutdown_graceful_timeout_ms / 1000.0
             for runner in active:
-                runner.stop()
+                runner.halt()
+            for runner in active:
+                runner.stop(graceful_deadline=deadline)
             for config in self._waiting:  # stopped while FAILED, before its automatic restart came
                 self.failures.append((config.name, ConnectException(f"Connector {config.name} was stopped while "
                                                                     "waiting for an automatic restart")))
         finally:
             self.started.set()
             self._offset_store.stop()
+            if jvm_signals is not None:
+                jvm_signals.close()
         return EXIT_FAILED if self.failures else EXIT_OK
 
     def _tracker(self, config: "ConnectorConfig") -> RestartTracker:
