@@ -1,7 +1,7 @@
 """Reading a dead letter topic: each record with the original coordinates its ``__connect.errors.*`` headers give.
 
-Called by :mod:`connect_spark.dlq_replay.replay`, which reads the topic in chunks. A dead letter keeps the failed record's key, value,
-timestamp and headers (the dead letter queue reporter copies them), followed by the context headers
+Called by :mod:`connect_spark.dlq_replay.replay`, which reads the topic in chunks. A dead letter keeps
+the failed record's key, value, timestamp and headers (the dead letter queue reporter copies them), followed by the context headers
 (``errors.deadletterqueue.context.headers.enable=true``, required for a replay: without them the
 original topic, partition and offset are unknown). ``__connect.replay.count`` counts how many times a
 record was already replayed (the loop guard).

@@ -19,7 +19,8 @@ from connect_spark.dlq_replay.replay import (
     check_options,
     plan_chunk,
 )
-from connect_spark.dlq_replay.replay_log import LeaseState, fold_lease
+from connect_spark.dlq_replay.replay_log import LeaseState, ReplayInProgressError, ReplayLog, fold_lease, lease_key
+from connect_spark.status.log import MemoryLog
 
 
 def test_replay_positions_round_trip_and_leave_the_kafka_offsets_alone():
@@ -87,7 +88,8 @@ def test_skip_drops_the_letters_over_the_limit_and_without_context_for_good_and_
     plan = plan_chunk(letters, ReplayProgress("d"), set(), LetterFilter(), 3,
                       frozenset({SKIP_OVER_LIMIT, SKIP_NO_CONTEXT}), result)
     assert ([x.dlq_offset for x in plan.deliver], [x.dlq_offset for x in plan.drop]) == ([2], [0, 1])
-    assert (result.dropped_over_limit, result.dropped_unrestorable, result.over_limit, result.unrestorable) == (1, 1, 0, 0)
+    assert (result.dropped_over_limit, result.dropped_unrestorable) == (1, 1)
+    assert (result.over_limit, result.unrestorable) == (0, 0)
     assert "dropped for good (--skip): 1 over the replay limit, 1 without context headers" in result.report(False)
     with pytest.raises(ConfigException, match="Invalid value 'everything' for configuration skip: allowed: over-limit"):
         check_options(3, ["everything"], 10)
@@ -131,3 +133,28 @@ def test_the_first_claim_written_holds_the_lease_until_released_or_expired():
     assert fold_lease(state, json.dumps({"owner": "b", "released": True}).encode()) == state  # not b's to free
     assert fold_lease(state, json.dumps({"owner": "a", "released": True}).encode()) is None
     assert fold_lease(state, b"garbage") == state
+
+
+def _claim(owner, at_ms, expires_ms):
+    return lease_key("c"), json.dumps({"owner": owner, "at_ms": at_ms, "expires_ms": expires_ms}).encode()
+
+
+def test_a_replay_log_refuses_a_held_lease_takes_an_expired_one_and_notices_when_it_loses_it():
+    now = [10_000]
+    log = MemoryLog()
+    log.records.append(_claim("other", 9_000, 12_000))  # another replay holds the lease until 12 s
+    replay_log = ReplayLog("c", log, ttl_ms=60_000, clock_ms=lambda: now[0])
+    with replay_log:
+        with pytest.raises(ReplayInProgressError, match=r"connector c is running \(other\)"):
+            replay_log.claim()
+        now[0] = 12_000  # it crashed: its lease expired
+        replay_log.claim()
+        assert replay_log.holder() == LeaseState(replay_log.owner, 72_000)
+        replay_log.write_progress(ReplayProgress("d", {0: 3}))
+        assert replay_log.progress() == ReplayProgress("d", {0: 3})
+        now[0] = 72_000  # this one stalled past its lease, and another replay took it over
+        log.send([_claim("third", 72_000, 132_000)])
+        with pytest.raises(ReplayInProgressError, match="lost its lease"):
+            replay_log.write_progress(ReplayProgress("d", {0: 5}))
+        assert replay_log.progress() == ReplayProgress("d", {0: 3})
+    assert replay_log.holder() == LeaseState("third", 132_000)  # its release did not free another's lease
