@@ -3,8 +3,9 @@
 Called by ``connect-spark dlq replay`` and ``POST /connectors/{name}/dlq/replay``
 (:func:`replay_dead_letters`). The letters become batches of rows shaped as Spark's Kafka source delivers
 them, with each record's original topic, partition, offset, timestamp, key and headers, plus
-``__connect.replay.count``; the connector's own processor (driver execution) delivers each batch as it
-delivers a micro-batch. A record that fails again goes where the connector's ``errors.*`` say: with the
+``__connect.replay.count``; the connector's own processor delivers each batch as it delivers a micro-batch,
+in driver execution whatever the connector's ``task.execution.mode`` (the replay must reach the task
+instances and see where they seek). A record that fails again goes where the connector's ``errors.*`` say: with the
 dead letter queue, back to it carrying its replay count.
 
 Every letter is accounted for. A run:
@@ -313,6 +314,7 @@ def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "C
     5. the processor closes, then ``end_replay``.
     """
     from connect_spark import plugins
+    from connect_spark.config.connector import ConnectorConfig
     from connect_spark.runtime.processors.base import ProcessorSetup, choose_processor
 
     # 1.
@@ -327,8 +329,11 @@ def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "C
     for task_config in task_configs:
         task_config.setdefault("topics", ",".join(connector.topics) if connector.topics else "")
     stopping = threading.Event()
+    # On the driver whatever the connector's task.execution.mode: the replay talks to the task instances
+    # (ReplayAwareTask) and must see where ``open`` seeks; executor-mode tasks live out of its reach.
+    on_driver = ConnectorConfig({**connector.resolved, "task.execution.mode": "driver"})
     processor = choose_processor(ProcessorSetup(
-        spark=spark, connector=connector, worker=worker, task_class=task_class, task_configs=task_configs,
+        spark=spark, connector=on_driver, worker=worker, task_class=task_class, task_configs=task_configs,
         client_config={"bootstrap.servers": worker.bootstrap_servers}, include_headers=True,
         commit=lambda offsets: None, wait=lambda seconds: not stopping.wait(seconds), clock=time.monotonic))
     aware = [task for task in processor.resident_tasks() if isinstance(task, ReplayAwareTask)]

@@ -137,6 +137,11 @@ def test_replay_dry_run_loop_guard_and_resumed_position(spark, bootstrap_servers
     # A sink that seeks to offsets of its own when opened would drop the letters: nothing is replayed.
     with pytest.raises(ConnectException, match="keeps its own offsets"):
         _replay(spark, worker, {**fixed, "recording.rewind": f"{topic_name}:1:0"})
+    # ... also when its tasks run on the executors: the replay delivers on the driver, where it sees the seek
+    # (another recording folder: the sink rewinds once per folder).
+    with pytest.raises(ConnectException, match="keeps its own offsets"):
+        _replay(spark, worker, {**fixed, "recording.rewind": f"{topic_name}:1:0", "task.execution.mode": "executor",
+                                "recording.dir": str(Path(work_dir) / "out-executor")})
     assert _replay(spark, worker, broken, dry_run=True).groups == listed.groups
 
     # Replayed with the transform still broken: every letter fails again and goes back with its replay count.
