@@ -36,7 +36,8 @@ examples:
   connect-spark dlq replay --dry-run worker.properties delta-sink.properties
 
 exit codes: 0 stopped cleanly (SIGINT/SIGTERM) or drained (--available-now); 1 a connector failed
-(its trace is logged); 2 invalid configuration (every problem listed, before Spark starts).
+(its trace is logged); 2 invalid configuration (every problem listed, before Spark starts);
+3 (dlq replay) another replay of the connector is running.
 
 Every key: conf/config-reference.md. On a cluster: spark-submit jobs/connect_standalone.py with
 the same arguments, and the jars `connect-spark jars` prints."""

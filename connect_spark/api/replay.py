@@ -7,7 +7,7 @@ written. A sink task that also implements :class:`ReplayAwareTask` takes them in
 replay's position in the dead letter topic *with its data*, so that a replay that stopped after the
 sink's commit but before the replay wrote its own position writes nothing twice when run again.
 
-The replay calls, on the driver, in this order::
+The replay delivers the backlog in batches (chunks) and calls, on the driver, for each, in this order::
 
     begin_replay(batch) → (start, open) → replay_position() → put… of the letters not held → end_replay()
 
@@ -33,15 +33,15 @@ class DeadLetterBatch:
 
     Attributes:
         dlq_topic: the dead letter topic.
-        ends: per partition of the dead letter topic, the offset the run read up to: once the run is
-            done, every letter below it was dealt with (replayed, filtered out, or back in the dead
-            letter queue at a later offset).
+        ends: per partition of the dead letter topic, the offset after the batch's last letter. The sink
+            stores it with the replayed records; a later batch's letters below it may be held only when
+            that batch says ``earlier_run_unfinished``.
         sources: each replayed record's original coordinates → the dead letter topic partition and
             offset of its letter. Original coordinates are unique within a batch (the newest letter of
             a record wins).
-        earlier_run_unfinished: an earlier run may have handed letters of this batch over and stopped
-            before storing its position (the replay marks a run as started in the worker's offset store
-            until it has stored its position). ``False``: the sink holds none of them and need not look.
+        earlier_run_unfinished: the batch's letters were handed over by an earlier run that stopped
+            before committing its progress (the replay lists such letters as in flight until it has
+            committed them). ``False``: the sink holds none of them and need not look.
     """
 
     dlq_topic: str

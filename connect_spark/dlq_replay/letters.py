@@ -1,7 +1,7 @@
 """Reading a dead letter topic: each record with the original coordinates its ``__connect.errors.*`` headers give.
 
-Called by :mod:`connect_spark.dlq_replay.replay`. A dead letter keeps the failed record's key, value,
-timestamp and headers (the dead letter queue reporter copies them), followed by the context headers
+Called by :mod:`connect_spark.dlq_replay.replay`, which reads the topic in chunks. A dead letter keeps
+the failed record's key, value, timestamp and headers (the dead letter queue reporter copies them), followed by the context headers
 (``errors.deadletterqueue.context.headers.enable=true``, required for a replay: without them the
 original topic, partition and offset are unknown). ``__connect.replay.count`` counts how many times a
 record was already replayed (the loop guard).
@@ -9,8 +9,9 @@ record was already replayed (the loop guard).
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.runtime.errors.dead_letter_queue import (
@@ -22,7 +23,7 @@ from connect_spark.runtime.errors.dead_letter_queue import (
     HEADER_PREFIX,
 )
 
-__all__ = ["DeadLetter", "LetterFilter", "read_dead_letters", "REPLAY_COUNT_HEADER"]
+__all__ = ["DeadLetter", "LetterFilter", "end_offsets", "read_chunks", "superseded_letters", "REPLAY_COUNT_HEADER"]
 
 REPLAY_COUNT_HEADER = "__connect.replay.count"
 """Header a replayed record carries: how many times it has been replayed (1 on the first replay)."""
@@ -97,10 +98,8 @@ def to_letter(record: Any) -> DeadLetter:
         context.get(ERROR_HEADER_STAGE, "UNKNOWN"), context.get(ERROR_HEADER_EXCEPTION, "unknown"), replays, context)
 
 
-def read_dead_letters(consumer_kwargs: Mapping[str, Any], topic: str,
-                      start: Mapping[int, int]) -> tuple[list[DeadLetter], dict[int, int]]:
-    """Every dead letter of ``topic`` from ``start`` (partition -> next offset; earliest when absent) to the
-    current end. Returns the letters and the end offsets (the position after them)."""
+def end_offsets(consumer_kwargs: Mapping[str, Any], topic: str) -> dict[int, int]:
+    """The dead letter topic's current end per partition: where a run stops reading."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **consumer_kwargs)
@@ -108,18 +107,66 @@ def read_dead_letters(consumer_kwargs: Mapping[str, Any], topic: str,
         partitions = consumer.partitions_for_topic(topic)
         if not partitions:
             raise ConnectException(f"The dead letter queue topic {topic} does not exist or has no partitions")
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        ends = consumer.end_offsets([TopicPartition(topic, p) for p in sorted(partitions)])
+        return {tp.partition: offset for tp, offset in ends.items()}
+    finally:
+        consumer.close()
+
+
+def read_chunks(consumer_kwargs: Mapping[str, Any], topic: str, start: Mapping[int, int], ends: Mapping[int, int],
+                chunk_size: int) -> Iterator[list[DeadLetter]]:
+    """The dead letters of ``topic`` from ``start`` (partition -> next offset; the beginning when absent) up to
+    ``ends``, in lists of at most ``chunk_size``: a list is read only once the caller is done with the one before,
+    so no more than one chunk is held at a time."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, max_poll_records=chunk_size,
+                             **consumer_kwargs)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(ends)]
         consumer.assign(tps)
-        ends = consumer.end_offsets(tps)
         for tp in tps:
             if tp.partition in start:
                 consumer.seek(tp, start[tp.partition])
             else:
                 consumer.seek_to_beginning(tp)
-        letters: list[DeadLetter] = []
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            for records in consumer.poll(timeout_ms=1000).values():
-                letters.extend(to_letter(r) for r in records if r.offset < ends[TopicPartition(r.topic, r.partition)])
-        return letters, {tp.partition: ends[tp] for tp in tps}
+        chunk: list[DeadLetter] = []
+        while any(consumer.position(tp) < ends[tp.partition] for tp in tps):
+            for records in consumer.poll(timeout_ms=1000, max_records=chunk_size - len(chunk)).values():
+                chunk.extend(to_letter(r) for r in records if r.offset < ends[r.partition])
+            if len(chunk) >= chunk_size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
     finally:
         consumer.close()
+
+
+def superseded_letters(chunks: Iterable[list[DeadLetter]]) -> set[tuple[int, int]]:
+    """The dead letter partition and offset of each letter of ``chunks`` that a newer letter of the same original
+    record supersedes: the one replayed most often, then the latest in its dead letter partition, counts (a
+    record that failed again in an earlier run comes back with a higher replay count).
+
+    Called by the replay before it delivers anything, over the same letters. Only an index of numbers is kept
+    (about 40 bytes a letter), never the letters' keys, values or headers.
+    """
+    import numpy as np
+
+    topics: dict[str, int] = {}
+    columns = [array("q") for _ in range(6)]  # topic id, partition, offset, replays, dlq partition, dlq offset
+    for chunk in chunks:
+        for x in chunk:
+            if x.restorable:
+                for column, value in zip(columns, (topics.setdefault(x.topic, len(topics)), x.partition, x.offset,
+                                                   x.replays, x.dlq_partition, x.dlq_offset)):
+                    column.append(value)  # type: ignore[arg-type]
+    if not columns[0]:
+        return set()
+    topic, partition, offset, replays, dlq_partition, dlq_offset = (np.frombuffer(c, dtype=np.int64) for c in columns)
+    order = np.lexsort((dlq_offset, replays, offset, partition, topic))  # the last key sorts first
+    same_record_next = np.zeros(len(order), dtype=bool)
+    same_record_next[:-1] = ((topic[order][1:] == topic[order][:-1]) & (partition[order][1:] == partition[order][:-1])
+                             & (offset[order][1:] == offset[order][:-1]))
+    older = order[same_record_next]  # every letter followed by a newer one of its record
+    return set(zip(dlq_partition[older].tolist(), dlq_offset[older].tolist()))

@@ -1,182 +1,270 @@
 """Replaying dead letters through the connector's normal path: converters, transforms, ``put``.
 
-Called by ``connect-spark dlq replay`` (:func:`replay_dead_letters`). The chosen letters (see
-:class:`~connect_spark.dlq_replay.letters.LetterFilter`) become one batch of rows shaped as Spark's Kafka
-source delivers them, with each record's original topic, partition, offset, timestamp, key and headers,
-plus ``__connect.replay.count``; the connector's own processor (driver execution) delivers that batch as
-it delivers a micro-batch. A record that fails again goes where the connector's ``errors.*`` say: with the
-dead letter queue, back to it carrying its replay count, and it is not replayed past ``max_replays``.
+Called by ``connect-spark dlq replay`` and ``POST /connectors/{name}/dlq/replay``
+(:func:`replay_dead_letters`). The letters become batches of rows shaped as Spark's Kafka source delivers
+them, with each record's original topic, partition, offset, timestamp, key and headers, plus
+``__connect.replay.count``; the connector's own processor delivers each batch as it delivers a micro-batch,
+in driver execution whatever the connector's ``task.execution.mode`` (the replay must reach the task
+instances and see where they seek). A record that fails again goes where the connector's ``errors.*`` say: with the
+dead letter queue, back to it carrying its replay count.
 
-Letters are chosen (:func:`choose_letters`) among those with context headers: when several letters
-carry the same original record (dead letter writes are at least once; a record that failed again
-comes back), only the newest counts; then the filter and the replay limit apply.
+Every letter is accounted for. A run:
 
-The replay's position in the dead letter topic is committed to the worker's offset store under
-``<connector>.dlq-replay`` after the batch was delivered, so a second run starts after it; while a run
-delivers, a mark under ``<connector>.dlq-replay.started`` says it is on (:func:`begin_run`,
-:func:`finish_run`). The connector's own committed offsets are never touched.
+1. takes the connector's replay lease (:class:`~connect_spark.dlq_replay.replay_log.ReplayLog`): a second run
+   while one is on is refused with :class:`~connect_spark.dlq_replay.replay_log.ReplayInProgressError`;
+2. reads the stored :class:`~connect_spark.dlq_replay.progress.ReplayProgress` and the dead letter topic's end;
+3. scans the letters from the stored position to that end once for letters superseded by a newer letter of
+   the same original record (dead letter writes are at least once; a record that failed again comes back);
+4. reads them again in chunks of at most ``chunk_size`` letters (:func:`plan_chunk` sorts each letter):
+
+   * passed over: dealt with by an earlier chunk or run, or superseded;
+   * kept for a later run: filtered out, replayed ``max_replays`` times already, or written without
+     context headers (its original coordinates are unknown);
+   * dropped for good: the last two when the user says so (``skip``: :data:`SKIP_OVER_LIMIT`,
+     :data:`SKIP_NO_CONTEXT`);
+   * delivered: the rest.
+
+5. per chunk, marks the letters to deliver as in flight, delivers them, then stores them (with the dropped
+   and superseded ones) as dealt with. The stored position moves only up to the first letter not dealt
+   with; letters dealt with past a kept one are stored as ranges (see :mod:`.progress`). So a kept letter
+   is read again by every later run until one delivers or drops it, and a letter dealt with is never
+   delivered again.
+
+A run that stops between delivering a chunk and storing it leaves the chunk in flight: the next run hands
+those letters over again (an at-least-once sink may then hold them twice, as after any crash of the
+connector itself), telling an exactly-once sink that it may hold them already.
 
 Exactly-once sinks: a sink that stores its offsets with its data (the Delta sink) implements
-:class:`~connect_spark.api.replay.ReplayAwareTask`. It is told the batch before it opens (it then
-does not seek), says after ``open`` up to where it holds the dead letter topic, and the letters below
-that are left out; it stores the batch's end position atomically with the replayed records. So a run
-that stopped between the sink's commit and the offset store write writes nothing twice when run
-again (:func:`begin_run` and :func:`deliver_letters` are that first half); the sink looks for what
-it holds only when the mark of such a run is found. A sink that seeks to offsets of its own when its
-partitions open without implementing it would drop the replayed records as already written: the
-replay then stops with an error before delivering anything, and its position does not move.
+:class:`~connect_spark.api.replay.ReplayAwareTask`. It is told each batch before it opens (it then does
+not seek), says after ``open`` up to where it holds the dead letter topic, and the letters of an in-flight
+batch below that are left out; it stores the batch's end atomically with the replayed records. A sink
+that seeks to offsets of its own when its partitions open without implementing it would drop the
+replayed records as already written: the replay then stops with an error before delivering anything.
+
+Only one chunk's letters are in the driver's memory at a time, plus a numeric index of the backlog for the
+superseded scan and the stored ranges. The connector's own committed offsets are never touched. Letters of
+one record in two dead letter partitions are told apart only while both are read: the dead letter queue
+this runtime creates has one partition.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from contextlib import nullcontext
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from connect_spark.api.errors import ConfigException, ConnectException
 from connect_spark.api.records import TopicPartition
 from connect_spark.api.replay import DeadLetterBatch, ReplayAwareTask
-from connect_spark.dlq_replay.letters import REPLAY_COUNT_HEADER, DeadLetter, LetterFilter, read_dead_letters
+from connect_spark.dlq_replay.letters import (
+    REPLAY_COUNT_HEADER,
+    DeadLetter,
+    LetterFilter,
+    end_offsets,
+    read_chunks,
+    superseded_letters,
+)
+from connect_spark.dlq_replay.progress import ReplayProgress
+from connect_spark.dlq_replay.replay_log import ReplayLog
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from connect_spark.config.connector import ConnectorConfig
     from connect_spark.config.worker import WorkerConfig
-    from connect_spark.storage.offsets import OffsetStore
 
-__all__ = ["ReplayResult", "replay_dead_letters", "letters_after_position", "choose_letters", "begin_run",
-           "deliver_letters", "finish_run", "position_name", "started_name"]
+__all__ = ["ReplayResult", "ChunkPlan", "replay_dead_letters", "plan_chunk", "deliver_letters", "position_name",
+           "SKIP_OVER_LIMIT", "SKIP_NO_CONTEXT", "SKIP_CHOICES", "CHUNK_SIZE"]
 
 log = logging.getLogger(__name__)
 
+SKIP_OVER_LIMIT = "over-limit"
+"""``skip`` choice: drop for good the letters replayed ``max_replays`` times already."""
+SKIP_NO_CONTEXT = "no-context"
+"""``skip`` choice: drop for good the letters written without context headers (they cannot be replayed)."""
+SKIP_CHOICES = (SKIP_OVER_LIMIT, SKIP_NO_CONTEXT)
+
+CHUNK_SIZE = 10_000
+"""Letters read, delivered and committed at a time, by default."""
+
 
 def position_name(connector: str) -> str:
-    """The offset-store name the replay of ``connector`` keeps its position under."""
+    """The offset-store name under which replays before the stored progress kept their position (read once,
+    when a connector has no stored progress yet)."""
     return f"{connector}.dlq-replay"
-
-
-def started_name(connector: str) -> str:
-    """The offset-store name of the mark a replay run of ``connector`` keeps while it is on (see
-    :func:`begin_run`)."""
-    return f"{connector}.dlq-replay.started"
 
 
 @dataclass
 class ReplayResult:
-    """What a run did (or, for a dry run, would do)."""
+    """What a run did (or, for a dry run, would do) with each letter it read."""
 
     replayed: int = 0  # handed to the connector
     groups: dict[tuple[str, str], int] = field(default_factory=dict)  # (error class, stage) -> letters chosen
-    filtered_out: int = 0
-    over_limit: int = 0  # replayed max_replays times already
-    unrestorable: int = 0  # written without context headers: the original coordinates are unknown
+    filtered_out: int = 0  # kept for a later run: the filter did not choose them
+    over_limit: int = 0  # kept for a later run: replayed max_replays times already
+    unrestorable: int = 0  # kept for a later run: written without context headers
+    dropped_over_limit: int = 0  # dropped for good (skip over-limit)
+    dropped_unrestorable: int = 0  # dropped for good (skip no-context)
     superseded: int = 0  # a newer letter carries the same original record
-    held: int = 0  # chosen, but the sink holds them already (an earlier run stopped before storing its position)
+    held: int = 0  # chosen, but the sink holds them already (an earlier run stopped before storing its progress)
 
     def report(self, dry_run: bool) -> str:
         count = sum(self.groups.values()) if dry_run else self.replayed
         lines = [f"{'would replay' if dry_run else 'replayed'} {count} dead letter(s)"]
         for (error, stage), count in sorted(self.groups.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {count:6d}  {error}  (stage {stage})")
-        lines.append(f"skipped: {self.filtered_out} filtered out, {self.over_limit} over the replay limit, "
-                     f"{self.unrestorable} without context headers, {self.superseded} superseded by a newer "
-                     f"letter of the same record" + ("" if dry_run else f", {self.held} already in the sink"))
+        lines.append(f"kept for a later replay: {self.filtered_out} filtered out, {self.over_limit} over the replay "
+                     f"limit, {self.unrestorable} without context headers")
+        lines.append(f"{'would drop' if dry_run else 'dropped'} for good (--skip): {self.dropped_over_limit} over "
+                     f"the replay limit, {self.dropped_unrestorable} without context headers")
+        lines.append(f"passed over: {self.superseded} superseded by a newer letter of the same record"
+                     + ("" if dry_run else f", {self.held} already in the sink"))
         return "\n".join(lines)
+
+    def as_json(self) -> dict[str, Any]:
+        """The counts as the REST answer shows them."""
+        return {
+            "replayed": self.replayed,
+            "groups": [{"error_class": error, "stage": stage, "count": count}
+                       for (error, stage), count in sorted(self.groups.items())],
+            "kept": {"filtered_out": self.filtered_out, "over_limit": self.over_limit,
+                     "unrestorable": self.unrestorable},
+            "dropped": {"over_limit": self.dropped_over_limit, "unrestorable": self.dropped_unrestorable},
+            "passed_over": {"superseded": self.superseded, "already_in_sink": self.held},
+        }
+
+
+@dataclass
+class ChunkPlan:
+    """What a run does with one chunk's letters (:func:`plan_chunk`)."""
+
+    deliver: list[DeadLetter] = field(default_factory=list)
+    drop: list[DeadLetter] = field(default_factory=list)  # dropped on the user's order, or superseded
+
+
+def check_options(max_replays: int, skip: Iterable[str], chunk_size: int) -> None:
+    """Raise :class:`~connect_spark.api.errors.ConfigException` naming the option for a value it does not allow."""
+    if isinstance(max_replays, bool) or not isinstance(max_replays, int) or max_replays < 0:
+        raise ConfigException("an integer >= 0 is expected", "max_replays", max_replays)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ConfigException("an integer >= 1 is expected", "chunk_size", chunk_size)
+    unknown = sorted(set(skip) - set(SKIP_CHOICES))
+    if unknown:
+        raise ConfigException(f"allowed: {', '.join(SKIP_CHOICES)}", "skip", ",".join(unknown))
 
 
 def replay_dead_letters(spark: "SparkSession | None", worker: "WorkerConfig", connector: "ConnectorConfig",
                         letter_filter: LetterFilter = LetterFilter(), dry_run: bool = False,
-                        max_replays: int = 3) -> ReplayResult:
-    """Replay (or, with ``dry_run``, list) the connector's dead letters; see the module docstring."""
-    from connect_spark.runtime.worker.standalone import build_offset_store
+                        max_replays: int = 3, skip: Iterable[str] = (), chunk_size: int = CHUNK_SIZE,
+                        replay_log: ReplayLog | None = None) -> ReplayResult:
+    """Replay (or, with ``dry_run``, list) the connector's dead letters; see the module docstring.
 
+    ``skip``: which kept letters to drop for good (:data:`SKIP_CHOICES`). ``replay_log``: where the lease and
+    progress are kept, already entered by the caller (who may have claimed the lease before starting Spark);
+    by default the worker's config topic, opened and closed here.
+
+    Raises:
+        ReplayInProgressError: another replay of the connector is running.
+        ConfigException: an option has a value it does not allow, or the connector has no dead letter queue.
+    """
+    skip = frozenset(skip)
+    check_options(max_replays, skip, chunk_size)
     topic = connector.dlq_topic
     if not topic:
         raise ConfigException("the connector has no dead letter queue to replay from",
                               "errors.deadletterqueue.topic.name", "")
-    store = build_offset_store(worker)
-    store.start()
-    try:
-        letters, ends = letters_after_position(worker, connector, store)
-        result, chosen = choose_letters(letters, letter_filter, max_replays)
-        if dry_run:
-            return result
-        if chosen:
-            assert spark is not None, "a replay needs a SparkSession"
-            unfinished = begin_run(store, connector, ends)
-            result.replayed = deliver_letters(spark, worker, connector, chosen, ends, unfinished)
-            result.held = len(chosen) - result.replayed
-        finish_run(store, connector, ends)
-        return result
-    finally:
-        store.stop()
-
-
-def letters_after_position(worker: "WorkerConfig", connector: "ConnectorConfig",
-                           store: "OffsetStore") -> tuple[list[DeadLetter], dict[int, int]]:
-    """The connector's dead letters from the replay's position in ``store`` (a started offset store) to the
-    topic's current end, and that end (dead letter partition → next offset)."""
-    topic = connector.dlq_topic or ""
-    stored = store.read(position_name(connector.name))
-    start = {tp.partition: off for tp, off in stored.items() if tp.topic == topic}
-    return read_dead_letters(_consumer_kwargs(worker, connector), topic, start)
-
-
-def begin_run(store: "OffsetStore", connector: "ConnectorConfig", ends: Mapping[int, int]) -> bool:
-    """Mark a run as started in ``store`` before it delivers anything; True when an earlier run's mark is still
-    there (it stopped before :func:`finish_run`: its sink may hold letters past the stored position)."""
-    unfinished = bool(store.read(started_name(connector.name)))
-    store.write(started_name(connector.name), _partitions(connector, ends))
-    return unfinished
-
-
-def finish_run(store: "OffsetStore", connector: "ConnectorConfig", ends: Mapping[int, int]) -> None:
-    """Store the run's position (the dead letter topic's ``ends`` it read up to), then clear the run's mark."""
-    store.write(position_name(connector.name), _partitions(connector, ends))
-    started = store.read(started_name(connector.name))
-    if started:
-        store.write(started_name(connector.name), {tp: None for tp in started})
-
-
-def _partitions(connector: "ConnectorConfig", ends: Mapping[int, int]) -> dict[TopicPartition, int | None]:
-    return {TopicPartition(connector.dlq_topic or "", p): off for p, off in ends.items()}
-
-
-def choose_letters(letters: list[DeadLetter], letter_filter: LetterFilter,
-                   max_replays: int) -> tuple[ReplayResult, list[DeadLetter]]:
-    """The letters to replay, and the counts of those left out (see the module docstring).
-
-    Of several letters carrying the same original record the one replayed most often (then the latest
-    in its dead letter partition) counts: a record that failed again in an earlier run comes back with a
-    higher replay count, and is the one that run's sink has not written.
-    """
-    result = ReplayResult()
-    newest: dict[tuple[Any, Any, Any], DeadLetter] = {}
-    for letter in letters:
-        if not letter.restorable:
-            result.unrestorable += 1
-            continue
-        coordinates = (letter.topic, letter.partition, letter.offset)
-        known = newest.get(coordinates)
-        if known is not None:
-            result.superseded += 1
-            if (known.replays, known.dlq_offset) > (letter.replays, letter.dlq_offset):
+    with nullcontext(replay_log) if replay_log else ReplayLog.for_worker(worker, connector.name) as lease_and_progress:
+        if not dry_run:
+            lease_and_progress.claim()
+        progress = lease_and_progress.progress()
+        if progress is None or progress.dlq_topic != topic:
+            progress = ReplayProgress(topic, _earlier_position(worker, connector))
+        consumer_kwargs = _consumer_kwargs(worker, connector)
+        ends = end_offsets(consumer_kwargs, topic)
+        superseded = superseded_letters(read_chunks(consumer_kwargs, topic, progress.position, ends, chunk_size))
+        result = ReplayResult()
+        groups: Counter[tuple[str, str]] = Counter()
+        for chunk in read_chunks(consumer_kwargs, topic, progress.position, ends, chunk_size):
+            plan = plan_chunk(chunk, progress, superseded, letter_filter, max_replays, skip, result)
+            groups.update((x.error_class, x.stage) for x in plan.deliver)
+            if dry_run or not (plan.deliver or plan.drop):
                 continue
-        newest[coordinates] = letter
-    chosen: list[DeadLetter] = []
-    for letter in newest.values():
-        if not letter_filter.matches(letter):
+            again = [x for x in plan.deliver if progress.maybe_in_sink(x.dlq_partition, x.dlq_offset)]
+            fresh = [x for x in plan.deliver if not progress.maybe_in_sink(x.dlq_partition, x.dlq_offset)]
+            if plan.deliver:
+                assert spark is not None, "a replay needs a SparkSession"
+                progress.handing_over(_dlq_offsets(plan.deliver))
+                lease_and_progress.write_progress(progress)
+            for letters, maybe_held in ((again, True), (fresh, False)):
+                if letters:
+                    handed = deliver_letters(spark, worker, connector, letters, _batch_ends(letters), maybe_held)
+                    result.replayed += handed
+                    result.held += len(letters) - handed
+            progress.dealt_with(_dlq_offsets(plan.deliver + plan.drop))
+            lease_and_progress.write_progress(progress)
+        result.groups = dict(groups)
+        return result
+
+
+def plan_chunk(chunk: list[DeadLetter], progress: ReplayProgress, superseded: set[tuple[int, int]],
+               letter_filter: LetterFilter, max_replays: int, skip: frozenset[str], result: ReplayResult) -> ChunkPlan:
+    """Sort one chunk's letters (see the module docstring), counting them in ``result``.
+
+    ``superseded``: the letters a newer letter of the same record supersedes (:func:`superseded_letters`).
+    """
+    plan = ChunkPlan()
+    for letter in chunk:
+        if progress.is_done(letter.dlq_partition, letter.dlq_offset):
+            continue
+        if not letter.restorable:
+            if SKIP_NO_CONTEXT in skip:
+                result.dropped_unrestorable += 1
+                plan.drop.append(letter)
+            else:
+                result.unrestorable += 1
+        elif (letter.dlq_partition, letter.dlq_offset) in superseded:
+            result.superseded += 1
+            plan.drop.append(letter)
+        elif not letter_filter.matches(letter):
             result.filtered_out += 1
         elif letter.replays >= max_replays:
-            result.over_limit += 1
+            if SKIP_OVER_LIMIT in skip:
+                result.dropped_over_limit += 1
+                plan.drop.append(letter)
+            else:
+                result.over_limit += 1
         else:
-            chosen.append(letter)
-    result.groups = dict(Counter((letter.error_class, letter.stage) for letter in chosen))
-    return result, chosen
+            plan.deliver.append(letter)
+    return plan
+
+
+def _dlq_offsets(letters: list[DeadLetter]) -> dict[int, list[int]]:
+    offsets: dict[int, list[int]] = {}
+    for x in letters:
+        offsets.setdefault(x.dlq_partition, []).append(x.dlq_offset)
+    return offsets
+
+
+def _batch_ends(letters: list[DeadLetter]) -> dict[int, int]:
+    """Per dead letter partition, the offset after the batch's last letter."""
+    ends: dict[int, int] = {}
+    for x in letters:
+        ends[x.dlq_partition] = max(ends.get(x.dlq_partition, 0), x.dlq_offset + 1)
+    return ends
+
+
+def _earlier_position(worker: "WorkerConfig", connector: "ConnectorConfig") -> dict[int, int]:
+    """The position a replay stored in the worker's offset store before replays kept their progress
+    (``{}`` when none did)."""
+    from connect_spark.runtime.worker.standalone import build_offset_store
+
+    with build_offset_store(worker) as store:
+        stored = store.read(position_name(connector.name))
+    return {tp.partition: off for tp, off in stored.items() if tp.topic == connector.dlq_topic and off is not None}
 
 
 def _consumer_kwargs(worker: "WorkerConfig", connector: "ConnectorConfig") -> dict[str, Any]:
@@ -210,11 +298,12 @@ def _rows(letters: list[DeadLetter]) -> Any:
 
 def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "ConnectorConfig",
                     letters: list[DeadLetter], ends: Mapping[int, int], earlier_run_unfinished: bool = True) -> int:
-    """Deliver ``letters`` (read up to ``ends``, dead letter partition → next offset) as one batch through the
-    connector's processor (driver execution), leaving out those its sink already holds; returns how many
-    were handed over. Nothing is committed for the connector, and the replay's position in the worker's
-    offset store does not move (:func:`replay_dead_letters` writes it afterwards). ``earlier_run_unfinished``
-    (see :func:`begin_run`) tells an exactly-once sink whether it must look for letters it holds.
+    """Deliver ``letters`` (one chunk's, or part of it; ``ends``: per dead letter partition, the offset after the
+    last of them) as one batch through the connector's processor (driver execution), leaving out those its
+    sink already holds; returns how many were handed over. Nothing is committed for the connector, and the
+    replay's progress does not move (:func:`replay_dead_letters` stores it afterwards).
+    ``earlier_run_unfinished`` tells an exactly-once sink whether it must look for letters it holds (they were
+    in flight when an earlier run stopped).
 
     1. the connector's tasks are built; a :class:`~connect_spark.api.replay.ReplayAwareTask` learns the
        batch (``begin_replay``);
@@ -225,6 +314,7 @@ def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "C
     5. the processor closes, then ``end_replay``.
     """
     from connect_spark import plugins
+    from connect_spark.config.connector import ConnectorConfig
     from connect_spark.runtime.processors.base import ProcessorSetup, choose_processor
 
     # 1.
@@ -239,8 +329,11 @@ def deliver_letters(spark: "SparkSession", worker: "WorkerConfig", connector: "C
     for task_config in task_configs:
         task_config.setdefault("topics", ",".join(connector.topics) if connector.topics else "")
     stopping = threading.Event()
+    # On the driver whatever the connector's task.execution.mode: the replay talks to the task instances
+    # (ReplayAwareTask) and must see where ``open`` seeks; executor-mode tasks live out of its reach.
+    on_driver = ConnectorConfig({**connector.resolved, "task.execution.mode": "driver"})
     processor = choose_processor(ProcessorSetup(
-        spark=spark, connector=connector, worker=worker, task_class=task_class, task_configs=task_configs,
+        spark=spark, connector=on_driver, worker=worker, task_class=task_class, task_configs=task_configs,
         client_config={"bootstrap.servers": worker.bootstrap_servers}, include_headers=True,
         commit=lambda offsets: None, wait=lambda seconds: not stopping.wait(seconds), clock=time.monotonic))
     aware = [task for task in processor.resident_tasks() if isinstance(task, ReplayAwareTask)]

@@ -2,8 +2,8 @@
 
 A validation transform (``Cast`` of a ``check`` field, then the field dropped) fails on 2% of the records,
 which go to the dead letter queue; the fix drops the validation. Replayed records must reach the table
-with their original coordinates, once, also when a run stopped between the Delta commit and the write
-of its position to the offset store (simulated by running :func:`deliver_letters` without that write).
+with their original coordinates, once, also when a run stopped between the Delta commit and the commit
+of its progress (simulated by a replay log that fails that write).
 """
 
 from __future__ import annotations
@@ -11,20 +11,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.validation import validate_configs
 from connect_spark.connectors.delta.ledger import read_stored_offsets, replay_ledger_name
 from connect_spark.connectors.delta.target import TableTarget
 from connect_spark.dlq_replay import LetterFilter, replay_dead_letters
-from connect_spark.dlq_replay.replay import (
-    begin_run,
-    choose_letters,
-    deliver_letters,
-    letters_after_position,
-    position_name,
-    started_name,
-)
-from connect_spark.runtime.worker.standalone import build_offset_store
+from connect_spark.dlq_replay.replay_log import ReplayLog
 from connect_spark.testing.harness import run_connector, worker_properties
 from connect_spark.testing.kafka import create_topic, produce
 
@@ -64,19 +58,21 @@ def _replay(spark, worker, connector, **kwargs):
     return replay_dead_letters(spark, worker_config, connector_config, **kwargs)
 
 
+class _StopsBeforeItsCommit(ReplayLog):
+    """A replay log whose commit after a delivered chunk fails: the run stops with its chunk in flight."""
+
+    def write_progress(self, progress):
+        if not progress.in_flight:
+            raise RuntimeError("stopped before committing the chunk")
+        super().write_progress(progress)
+
+
 def _replay_without_storing_the_position(spark, worker, connector, letter_filter=LetterFilter()):
-    """A replay run that stops after delivering (the Delta commits made) but before it writes its position to
-    the worker's offset store (``finish_run``): how many letters it handed over."""
+    """A replay run that stops after delivering (the Delta commits made) but before it commits its progress."""
     worker_config, (connector_config,) = validate_configs(worker, [connector])
-    store = build_offset_store(worker_config)
-    store.start()
-    try:
-        letters, ends = letters_after_position(worker_config, connector_config, store)
-        _, chosen = choose_letters(letters, letter_filter, max_replays=3)
-        unfinished = begin_run(store, connector_config, ends)
-    finally:
-        store.stop()
-    return deliver_letters(spark, worker_config, connector_config, chosen, ends, unfinished)
+    with _StopsBeforeItsCommit.for_worker(worker_config, connector_config.name) as replay_log:
+        with pytest.raises(RuntimeError, match="stopped before committing"):
+            replay_dead_letters(spark, worker_config, connector_config, letter_filter, replay_log=replay_log)
 
 
 def _version(spark, table):
@@ -109,7 +105,7 @@ def test_replay_into_delta_writes_each_dead_letter_once(spark, bootstrap_servers
     assert _replay(spark, worker, broken, dry_run=True).groups == {DATA_EXCEPTION: len(bad)}
 
     # Fixed, and the run stops after the Delta commit, before the offset store write ...
-    assert _replay_without_storing_the_position(spark, worker, fixed) == len(bad)
+    _replay_without_storing_the_position(spark, worker, fixed)
     rows = _rows(spark, table)
     assert sorted(r[0] for r in rows) == list(range(total))
     assert all((topic, partition, offset) == (topic_name, i % partitions, i // partitions)
@@ -131,9 +127,9 @@ def test_replay_into_delta_writes_each_dead_letter_once(spark, bootstrap_servers
     replay_ledger = read_stored_offsets(spark, target, replay_ledger_name(name, f"{name}-dlq"))
     assert replay_ledger.offsets == {} and sum(replay_ledger.replayed[f"{name}-dlq"].values()) == 2 * len(bad)
     worker_config, (connector_config,) = validate_configs(worker, [fixed])
-    with build_offset_store(worker_config) as store:  # the finished run cleared the mark of the unfinished one
-        assert store.read(started_name(name)) == {}
-        assert sum(store.read(position_name(name)).values()) == 2 * len(bad)
+    with ReplayLog.for_worker(worker_config, name) as replay_log:  # the finished run cleared the in-flight letters
+        progress = replay_log.progress()
+        assert (progress.position, progress.done, progress.in_flight) == ({0: 2 * len(bad)}, {}, {})
 
 
 def test_replay_into_tables_per_topic_leaves_out_only_what_each_table_holds(spark, bootstrap_servers, topic_name,
@@ -150,7 +146,7 @@ def test_replay_into_tables_per_topic_leaves_out_only_what_each_table_holds(spar
     assert [len(_rows(spark, str(tables / t))) for t in (first, second)] == [total - len(bad)] * 2
 
     # A run that stopped between the two tables' commits: the first table holds its letters, the second not.
-    assert _replay_without_storing_the_position(spark, worker, fixed, LetterFilter(topic=first)) == len(bad)
+    _replay_without_storing_the_position(spark, worker, fixed, LetterFilter(topic=first))
     assert len(_rows(spark, str(tables / first))) == total
     assert len(_rows(spark, str(tables / second))) == total - len(bad)
 

@@ -9,8 +9,8 @@ stays exactly once:
    move: the replay is tracked by its position in the dead letter topic instead.
 2. Each commit of replayed rows stores, atomically with them, the replay's position (dead letter
    partition → next dead letter offset, ``StoredOffsets.replayed``). A replay that stops after the commit
-   but before it wrote its position to the worker's offset store reads the same letters again when run
-   again, and the table leaves out every record whose letter lies below the position it holds.
+   but before it committed its own progress hands the same letters over again when run again, and the
+   table leaves out every record whose letter lies below the position it holds.
 3. The replay's commits use a ledger of their own per dead letter topic (``ledger.replay_ledger_name``:
    own ``userMetadata`` document, own ``txnAppId``). Sharing the connector's would break a connector
    running meanwhile: two writers that read the same sequence have Delta silently skip the second
@@ -19,9 +19,9 @@ stays exactly once:
    ``txnVersion`` is the sum of its positions (``StoredOffsets.replayed_to``), so it grows with every
    commit that holds new letters without the earlier document being read.
 4. The table's history is read for the replay's document only when an earlier run may have stopped
-   half-way (``DeadLetterBatch.earlier_run_unfinished``, from a mark the replay keeps in the worker's
-   offset store while a run is on): after a finished run the table holds no letter past the replay's
-   position, and on a busy table the replay's last commit may lie far back in a long history.
+   half-way (``DeadLetterBatch.earlier_run_unfinished``: the batch's letters were in flight when an earlier
+   run stopped): the table holds no other letter of a batch, and on a busy table the replay's last commit
+   may lie far back in a long history.
 5. Per table, per record: with a ``${topic}`` template a replay that stopped between two tables'
    commits leaves the first table holding its records and the second not. Each record's letter
    coordinates (``DeadLetterBatch.sources``) let every table leave out only what *it* holds.
