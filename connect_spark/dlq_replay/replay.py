@@ -270,10 +270,9 @@ def _earlier_position(worker: "WorkerConfig", connector: "ConnectorConfig") -> d
 def _consumer_kwargs(worker: "WorkerConfig", connector: "ConnectorConfig") -> dict[str, Any]:
     from kafka import KafkaConsumer
 
-    from connect_spark.kafka.clients import kafka_client_kwargs
+    from connect_spark.kafka.clients import consumer_settings, kafka_client_kwargs
 
-    settings = {**worker.kafka_client_config(), **worker.consumer_config(), **connector.consumer_overrides}
-    kwargs = kafka_client_kwargs(settings, KafkaConsumer)
+    kwargs = kafka_client_kwargs(consumer_settings(worker, connector), KafkaConsumer)
     kwargs.setdefault("bootstrap_servers", worker.bootstrap_servers)
     return kwargs
 

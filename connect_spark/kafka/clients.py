@@ -14,7 +14,7 @@ from connect_spark.api.errors import ConfigException
 from connect_spark.config.definition import Password
 from connect_spark.kafka.tls import ssl_context, uses_tls
 
-__all__ = ["kafka_client_kwargs", "accepted_kwargs", "parse_jaas_config", "plain_value", "close_quietly"]
+__all__ = ["kafka_client_kwargs", "consumer_settings", "accepted_kwargs", "parse_jaas_config", "plain_value", "close_quietly"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,13 @@ _PASSWORD_MECHANISMS = frozenset({"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"})
 def plain_value(value: Any) -> Any:
     """The value itself; a :class:`~connect_spark.config.definition.Password` is unwrapped."""
     return value.value if isinstance(value, Password) else value
+
+
+def consumer_settings(worker: Any, connector: Any) -> dict[str, Any]:
+    """A connector's consumer settings with Kafka's names: the worker's common client keys, its
+    ``consumer.*`` keys, then the connector's ``consumer.override.*`` keys (a ``WorkerConfig`` and a
+    ``ConnectorConfig``)."""
+    return {**worker.kafka_client_config(), **worker.consumer_config(), **connector.consumer_overrides}
 
 
 def kafka_client_kwargs(

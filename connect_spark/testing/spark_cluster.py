@@ -117,7 +117,7 @@ def _stop_tree(process: subprocess.Popen, timeout: float = 20.0) -> None:
 
 @dataclass
 class StandaloneCluster:
-    """A Spark standalone master and ``workers`` workers on 127.0.0.1.
+    """A Spark standalone master (its REST submission server on too) and ``workers`` workers on 127.0.0.1.
 
     Args:
         work_dir: logs (``master.log``, ``worker.log``, ``worker-2.log``, ...) and the workers' executor
@@ -136,6 +136,7 @@ class StandaloneCluster:
     start_timeout: float = 90.0
     workers: int = 1
     port: int = 0
+    rest_port: int = 0
     _processes: list[subprocess.Popen] = field(default_factory=list)
     _workers: list[subprocess.Popen] = field(default_factory=list)
     _logs: list[IO[bytes]] = field(default_factory=list)
@@ -144,14 +145,22 @@ class StandaloneCluster:
     def master_url(self) -> str:
         return f"spark://127.0.0.1:{self.port}"
 
+    @property
+    def rest_url(self) -> str:
+        """The master's REST submission server, which ``spark-submit --kill`` and ``--status`` talk to."""
+        return f"spark://127.0.0.1:{self.rest_port}"
+
     def start(self) -> "StandaloneCluster":
         """Start the master, then each worker, and wait until every worker is registered."""
         self.work_dir = Path(self.work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         try:
+            self.rest_port = self.rest_port or free_port()
+            rest = f"-Dspark.master.rest.enabled=true -Dspark.master.rest.port={self.rest_port}"
             master = self._spawn("master.log", "org.apache.spark.deploy.master.Master",
-                                 "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", "0")
+                                 "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", "0",
+                                 extra_env={"SPARK_MASTER_OPTS": rest})
             self._wait_for(master, "master.log", "I have been elected leader", "the master")
             for _ in range(self.workers):
                 self.add_worker()
@@ -214,9 +223,10 @@ class StandaloneCluster:
         path = self.work_dir / name
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def _spawn(self, log_name: str, main_class: str, *args: str) -> subprocess.Popen:
+    def _spawn(self, log_name: str, main_class: str, *args: str,
+               extra_env: dict[str, str] | None = None) -> subprocess.Popen:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-               "SPARK_NO_DAEMONIZE": "1", **self.env}
+               "SPARK_NO_DAEMONIZE": "1", **self.env, **(extra_env or {})}
         log = open(self.work_dir / log_name, "ab")
         self._logs.append(log)
         command = [str(spark_home() / "bin" / "spark-class"), main_class, *args]

@@ -31,7 +31,7 @@ VALUES = 200_000
 TOMBSTONE_EVERY = 101  # every 101st record is a tombstone: 2,000 of them beside the 200,000 values
 TOTAL = VALUES + VALUES // (TOMBSTONE_EVERY - 1)
 KEYS = 20_000
-KILLS = 5
+KILLS = 3
 ROTATE = 1_000
 _JSON = "org.apache.kafka.connect.json.JsonConverter"
 
@@ -148,7 +148,7 @@ def _check_files_commits(files, committed: dict[TopicPartition, int], produced: 
 
 
 @pytest.mark.timeout(1800)  # ~4 min on an idle 2-core machine; far more when it is shared
-def test_delta_and_parquet_sinks_survive_five_kill_minus_nine(spark, bootstrap_servers, topic_name, work_dir):
+def test_delta_and_parquet_sinks_survive_three_kill_minus_nine(spark, bootstrap_servers, topic_name, work_dir):
     work = Path(work_dir)
     produced = Produced()
     create_topic(bootstrap_servers, topic_name, PARTITIONS)

@@ -29,6 +29,8 @@ from connect_spark import plugins
 from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition, offsets_text
+from connect_spark.kafka.clients import consumer_settings, kafka_client_kwargs
+from connect_spark.runtime.worker.graceful_stop import take_batch_lock
 from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.conversion.header_reads import headers_needed
@@ -142,7 +144,8 @@ class ConnectorRunner:
         self.task_configs = [self._with_topics(dict(c)) for c in task_configs]
         include_headers, why = headers_needed(task_class, self.config, self.worker)
         log.info("%s: record headers %s: %s", self.name, "read" if include_headers else "not read", why)
-        client_config = self._client_config()
+        client_config = {**consumer_settings(self.worker, self.config),  # with Kafka's names, for Spark's source
+                         "bootstrap.servers": self.worker.bootstrap_servers}
         self._processor = processor_for(ProcessorSetup(
             spark=self.spark, connector=self.config, worker=self.worker, task_class=task_class,
             task_configs=[dict(c) for c in self.task_configs], client_config=client_config, wait=self._wait,
@@ -195,21 +198,11 @@ class ConnectorRunner:
         """The processor's back-off wait before a retried ``put``: False as soon as a stop interrupts it."""
         return not self._halt.wait(seconds)
 
-    def _client_config(self) -> dict[str, Any]:
-        """Kafka client settings for Spark's source, with Kafka's names."""
-        client_config = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
-                         **self.config.consumer_overrides}
-        client_config["bootstrap.servers"] = self.worker.bootstrap_servers
-        return client_config
-
     def _client_kwargs(self) -> dict[str, Any]:
+        """The same settings as kafka-python consumer arguments (partition lookups, freshness)."""
         from kafka import KafkaConsumer
 
-        from connect_spark.kafka.clients import kafka_client_kwargs
-
-        settings = {**self.worker.kafka_client_config(), **self.worker.consumer_config(),
-                    **self.config.consumer_overrides}
-        kwargs = kafka_client_kwargs(settings, KafkaConsumer)
+        kwargs = kafka_client_kwargs(consumer_settings(self.worker, self.config), KafkaConsumer)
         kwargs.setdefault("bootstrap_servers", self.worker.bootstrap_servers)
         return kwargs
 
@@ -359,70 +352,28 @@ class ConnectorRunner:
         return TaskFailedError(f"Connector {self.name} failed: {failure!r}", -1, failure)  # type: ignore[arg-type]
 
     def _stop_query(self, forget: bool = False, graceful_deadline: float | None = None) -> bool:
-        """Stop the query between batches: halt new work, wait for the batch in flight, then stop.
-
-        With a ``graceful_deadline`` (``time.monotonic()``), a batch still in flight then has its Spark
-        jobs cancelled: it fails, so nothing of it is committed and the next start delivers it again. A
-        batch that does not end even then (a ``put`` busy in Python) is left behind after as long again.
-        Returns whether the query stopped between batches (always, without a deadline).
-        """
+        """Stop the query between batches: halt new work, wait for the batch in flight, then stop. Returns
+        whether it stopped between batches: with a ``graceful_deadline``, see :mod:`.graceful_stop`."""
         self._halt.set()
-        if not self._wait_for_batch_in_flight(graceful_deadline):
+        if not take_batch_lock(self._lock, graceful_deadline, self.spark, self.name,
+                               self.worker.task_shutdown_graceful_timeout_ms):
             return False
         self._lock.release()
         if self._stream is not None:
             self._stream.stop(forget=forget)
         return True
 
-    def _wait_for_batch_in_flight(self, graceful_deadline: float | None) -> bool:
-        """Take the batch lock (the caller releases it); False when the batch in flight outlived the
-        deadline, its cancellation and as long again."""
-        if graceful_deadline is None:
-            self._lock.acquire()
-            return True
-        if self._lock.acquire(timeout=max(0.0, graceful_deadline - time.monotonic())):
-            return True
-        timeout_s = self.worker.task_shutdown_graceful_timeout_ms / 1000.0
-        log.warning("%s: the batch in flight did not finish within task.shutdown.graceful.timeout.ms=%d; "
-                    "cancelling its Spark jobs (its records are delivered again on the next start)",
-                    self.name, self.worker.task_shutdown_graceful_timeout_ms)
-        self._cancel_spark_jobs()
-        if self._lock.acquire(timeout=max(timeout_s, 1.0)):
-            return True
-        log.error("%s: the batch in flight did not end after its Spark jobs were cancelled; stopping without "
-                  "its final commit (its records are delivered again on the next start)", self.name)
-        return False
-
-    def _cancel_spark_jobs(self) -> None:
-        """Cancel the session's running Spark jobs (called only when the whole worker is stopping)."""
-        from connect_spark.spark_session import is_remote_session
-
-        try:
-            if is_remote_session(self.spark):
-                self.spark.interruptAll()
-            else:
-                self.spark.sparkContext.cancelAllJobs()
-        except Exception as e:
-            log.warning("%s: cancelling the batch in flight raised %r", self.name, e)
-
     def halt(self) -> None:
-        """Start no batch after the one in flight, and interrupt retries in progress. Called by :meth:`stop`,
-        and first by the standalone worker on every connector when it stops, so that their batches in
-        flight end together within one ``task.shutdown.graceful.timeout.ms``."""
+        """Start no batch after the one in flight; interrupt retries. Called by :meth:`stop`, and before by the
+        standalone worker on every connector, so that their batches in flight end within one timeout."""
         if self._processor is not None:
             self._processor.interrupt()
         self._halt.set()
 
     def stop(self, failed: bool = False, graceful_deadline: float | None = None) -> None:
         """Stop the query, then the processor (each task's ``pre_commit`` → ``close`` → commit → ``stop``),
-        wait for every commit to be written, then stop the connector.
-
-        After a failure only the offsets of batches ``put`` accepted are committed (the failed batch
-        never became current). ``graceful_deadline`` (``time.monotonic()``, the worker's
-        ``task.shutdown.graceful.timeout.ms`` from its stop request) bounds the wait for the batch in
-        flight, see :meth:`_stop_query`; a batch left behind keeps the processor from closing, and the
-        offsets stay at the last commit.
-        """
+        wait for every commit to be written, then stop the connector. After a failure only the offsets of
+        batches ``put`` accepted are committed. ``graceful_deadline``: see :mod:`.graceful_stop`."""
         self.halt()
         if self._stop_query(graceful_deadline=graceful_deadline):
             with self._lock:
