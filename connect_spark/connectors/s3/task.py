@@ -21,6 +21,9 @@ The offset protocol (ARCHITECTURE.md §5, without renames):
    its first offset (a crash in the middle of a group: the group is written again, whole). Records
    below that point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
    their records again.
+5. A ``put`` that fails (an upload refused) rolls each writer back to where it was before the put, less
+   the groups the put did upload; records already in an open group are not added again. The runtime's
+   redelivery of the same records then rebuilds the same groups, cut at the same records.
 
 Deterministic only when rotation depends on the records alone: ``rotate.schedule.interval.ms`` and the
 ``Wallclock`` extractor depend on when records are written (a warning at start says so), as in
@@ -82,6 +85,16 @@ class _Writer:
         self.objects, self.count, self.first_offset, self.last_offset = {}, 0, None, None
         self.base_time, self.current_encoded = None, None
 
+    def copy(self) -> "_Writer":
+        """This state to roll back to: the lists of slices are copied, the slices shared."""
+        objects = {name: _OpenObject(o.start, list(o.parts), list(o.key_parts)) for name, o in self.objects.items()}
+        return _Writer(objects, self.count, self.first_offset, self.last_offset, self.base_time,
+                       self.current_encoded, self.schema, self.key_schema)
+
+    def held_after(self) -> int | None:
+        """The offset after the open group's last record (``None`` when no group is open)."""
+        return self.last_offset + 1 if self.count and self.last_offset is not None else None
+
 
 class S3SinkTask(ArrowSinkTask):
     """Writes Confluent's S3 objects; see the module docstring for the offset protocol."""
@@ -125,7 +138,21 @@ class S3SinkTask(ArrowSinkTask):
             self.context.offset(seeks)
 
     def put_arrow(self, table: pa.Table) -> None:
-        """Called by the runtime with the converted records of this task's partitions."""
+        """Called by the runtime with the converted records of this task's partitions; the runtime calls it
+        again with the same records after a ``RetriableException``.
+
+        A put that raises leaves each writer as it was before the put, less the groups it uploaded: the
+        records of a group that did not upload are dropped from the writer, so the same records delivered
+        again are added once and cut where they were cut the first time.
+        """
+        before = {tp: (self._resume.get(tp), writer.copy()) for tp, writer in self._writers.items()}
+        try:
+            self._put(table)
+        except Exception:
+            self._roll_back(before)
+            raise
+
+    def _put(self, table: pa.Table) -> None:
         if table.num_rows == 0:
             self._rotate_on_schedule()
             return
@@ -136,13 +163,25 @@ class S3SinkTask(ArrowSinkTask):
             tp = TopicPartition(key["original_topic"], key["original_partition"])
             rows = table.filter(pc.and_(pc.equal(table.column("original_topic"), tp.topic),
                                         pc.equal(table.column("original_partition"), tp.partition)))
-            resume = self._resume.get(tp)
-            if resume is not None:
-                rows = rows.filter(pc.greater_equal(rows.column("original_offset"), resume))
+            writer = self._writers.get(tp)
+            floors = [self._resume.get(tp), writer.held_after() if writer is not None else None]
+            floor = max((f for f in floors if f is not None), default=None)
+            if floor is not None:  # records uploaded, or already in the open group, are not added again
+                rows = rows.filter(pc.greater_equal(rows.column("original_offset"), floor))
             rows = self._writable(rows.sort_by("original_offset"), key_schema, value_schema)
             if rows.num_rows:
                 self._write(tp, rows, key_schema, value_schema)
         self._rotate_on_schedule()
+
+    def _roll_back(self, before: Mapping[TopicPartition, tuple[int | None, _Writer]]) -> None:
+        """After a failed put: each writer back to its state ``before`` the put, or to an empty group when
+        the put uploaded one (the records after it are delivered again)."""
+        for tp, writer in self._writers.items():
+            resume, held = before.get(tp, (self._resume.get(tp), None))
+            if held is not None and self._resume.get(tp) == resume:
+                self._writers[tp] = held
+            else:
+                writer.reset()
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Called by the runtime on each commit tick: only offsets of uploaded records are returned."""

@@ -1,0 +1,97 @@
+"""The S3 sink task when an upload fails (refused by the server, through the real boto3 client) and the
+runtime delivers the same records again, as Kafka Connect does after a ``RetriableException``: every
+record ends in exactly one object, and the objects are those of a run without the failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from s3_faults import S3Faults
+from test_connector_s3 import JSON, TP, bucket, frame, props, rows, start  # noqa: F401 (bucket: a fixture)
+
+from connect_spark.api.errors import RetriableException
+
+HOURLY = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
+
+
+@pytest.fixture
+def faults(local_s3):
+    with S3Faults(local_s3.url) as front:
+        yield front
+
+
+#: Requests the client sends for one upload with ``s3.retry.max.attempts=1`` (botocore counts the retries).
+ATTEMPTS = 2
+
+
+def through(faults, config):
+    """``config`` pointed at the fault front, with the fewest attempts per request."""
+    return {**config, "store.url": faults.url, "s3.retry.max.attempts": "1"}
+
+
+def ids(objects):
+    """Object key → the ``id`` of each JSON record in it."""
+    return {key: [json.loads(line)["id"] for line in body.splitlines()] for key, body in objects.items()}
+
+
+def test_a_failed_upload_drops_its_rows_and_the_redelivery_writes_each_record_once(local_s3, bucket, faults):
+    config = through(faults, props(local_s3, bucket, flush_size="3", format_class=JSON))
+    task, _ = start(config)
+    task.put_arrow(frame(rows(range(2))))  # offsets 0 and 1 wait in the open group
+    faults.refuse("PUT", "orders+0+0000000000.json", ATTEMPTS)
+    batch = frame(rows(range(2, 8)))
+    with pytest.raises(RetriableException):
+        task.put_arrow(batch)
+    assert len(faults.refused) == ATTEMPTS and local_s3.objects(bucket) == {}
+    assert task.pre_commit({TP: 2}) == {TP: 0}  # the runtime's offset: the failed put is not accepted
+    task.put_arrow(batch)  # delivered again, as the runtime does after a RetriableException
+    assert ids(local_s3.objects(bucket)) == {"topics/orders/partition=0/orders+0+0000000000.json": [0, 1, 2],
+                                             "topics/orders/partition=0/orders+0+0000000003.json": [3, 4, 5]}
+    assert task.pre_commit({TP: 8}) == {TP: 6}
+
+    # A put that uploads a group, then fails on the next one: the uploaded group stays, the rest is redone.
+    faults.refuse("PUT", "orders+0+0000000009.json", ATTEMPTS)
+    batch = frame(rows(range(8, 14)))
+    with pytest.raises(RetriableException):
+        task.put_arrow(batch)
+    assert sorted(local_s3.objects(bucket))[-1] == "topics/orders/partition=0/orders+0+0000000006.json"
+    task.put_arrow(batch)
+    assert ids(local_s3.objects(bucket, "topics/orders/partition=0/orders+0+00000000")) == {
+        "topics/orders/partition=0/orders+0+0000000000.json": [0, 1, 2],
+        "topics/orders/partition=0/orders+0+0000000003.json": [3, 4, 5],
+        "topics/orders/partition=0/orders+0+0000000006.json": [6, 7, 8],
+        "topics/orders/partition=0/orders+0+0000000009.json": [9, 10, 11]}
+    assert task.pre_commit({TP: 14}) == {TP: 12}
+
+
+def test_records_delivered_again_while_still_open_are_held_once(local_s3, bucket):
+    task, _ = start(props(local_s3, bucket, flush_size="4", format_class=JSON))
+    task.put_arrow(frame(rows(range(3))))
+    task.put_arrow(frame(rows(range(1, 6))))  # 1 and 2 again, e.g. after a seek to the committed offset
+    assert ids(local_s3.objects(bucket)) == {"topics/orders/partition=0/orders+0+0000000000.json": [0, 1, 2, 3]}
+    assert task.pre_commit({TP: 6}) == {TP: 4}
+
+
+def test_time_based_cuts_are_the_same_across_a_failure(local_s3, bucket, faults):
+    """Records 10 s apart, rotate.interval.ms of 100 s: a group per 10 records whatever the delivery."""
+    hourly = dict(flush_size="1000", format_class=JSON, rotate_interval_ms="100000", partitioner_class=HOURLY,
+                  locale="en-US", timezone="UTC", timestamp_extractor="Record")
+    t0 = 1_700_000_000_000 // 3_600_000 * 3_600_000
+    records = rows(range(25), t0=t0, step=10_000)
+    clean_bucket = f"{bucket}-clean"
+    local_s3.create_bucket(clean_bucket)
+    clean, _ = start(props(local_s3, clean_bucket, **hourly))
+    clean.put_arrow(frame(records[:5]))
+    clean.put_arrow(frame(records[5:]))
+    expected = local_s3.objects(clean_bucket)
+    assert sorted(ids(expected).values()) == [list(range(0, 10)), list(range(10, 20))]
+
+    task, _ = start(through(faults, props(local_s3, bucket, **hourly)))
+    task.put_arrow(frame(records[:5]))
+    faults.refuse("PUT", "orders+0+0000000000.json", ATTEMPTS)
+    with pytest.raises(RetriableException):
+        task.put_arrow(frame(records[5:]))
+    task.put_arrow(frame(records[5:]))
+    assert local_s3.objects(bucket) == expected
+    assert task.pre_commit({TP: 25}) == clean.pre_commit({TP: 25}) == {TP: 20}
