@@ -95,3 +95,35 @@ def test_time_based_cuts_are_the_same_across_a_failure(local_s3, bucket, faults)
     task.put_arrow(frame(records[5:]))
     assert local_s3.objects(bucket) == expected
     assert task.pre_commit({TP: 25}) == clean.pre_commit({TP: 25}) == {TP: 20}
+
+
+def unfinished(local_s3, bucket):
+    """The keys of the bucket's multipart uploads never completed nor aborted."""
+    return sorted(u["Key"] for u in local_s3.client().list_multipart_uploads(Bucket=bucket).get("Uploads", ()))
+
+
+def test_open_aborts_the_partitions_unfinished_uploads_and_only_those(local_s3, bucket):
+    client = local_s3.client()
+    left = ["topics/orders/partition=0/orders+0+0000000000.json",  # a kill -9 in the middle of its parts
+            "topics/orders/partition=1/orders+1+0000000000.json",  # a partition this task does not open
+            "other/orders/partition=0/orders+0+0000000000.json"]  # another connector's topics.dir
+    for key in left:
+        upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+        client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1, Body=b"x" * 5_242_880)
+    assert unfinished(local_s3, bucket) == sorted(left)
+    task, _ = start(props(local_s3, bucket, flush_size="3", format_class=JSON))
+    assert unfinished(local_s3, bucket) == sorted(left[1:])
+    task.put_arrow(frame(rows(range(3))))
+    assert ids(local_s3.objects(bucket)) == {left[0]: [0, 1, 2]}
+
+
+def test_open_aborts_unfinished_uploads_of_field_partitioned_objects(local_s3, bucket):
+    client = local_s3.client()
+    keys = ["topics/orders/region=eu/orders+0+0000000004.json", "topics/orders/region=eu/orders+0+0000000004.keys.json",
+            "topics/orders/region=us/orders+10+0000000000.json"]
+    for key in keys:
+        client.create_multipart_upload(Bucket=bucket, Key=key)
+    start(props(local_s3, bucket, flush_size="3", format_class=JSON,
+                partitioner_class="io.confluent.connect.storage.partitioner.FieldPartitioner",
+                partition_field_name="region"))
+    assert unfinished(local_s3, bucket) == keys[2:]

@@ -16,10 +16,12 @@ The offset protocol (ARCHITECTURE.md §5, without renames):
    value objects.
 3. ``pre_commit`` returns, per partition, the first offset still in an open object (everything given
    when none is open): only records in uploaded groups, or skipped on purpose, are committed.
-4. ``open`` lists the partition's objects, reads the group of the one with the highest start offset and
-   rewinds with ``context.offset`` to the group's next offset when all its objects are there, else to
-   its first offset (a crash in the middle of a group: the group is written again, whole). Records
-   below that point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
+4. ``open`` aborts the partition's unfinished multipart uploads (left by a process killed in the middle
+   of one; only the partition's owner uploads its objects, so none is in progress), lists the
+   partition's objects, reads the group of the one with the highest start offset and rewinds with
+   ``context.offset`` to the group's next offset when all its objects are there, else to its first
+   offset (a crash in the middle of a group: the group is written again, whole). Records below that
+   point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
    their records again.
 5. A ``put`` that fails (an upload refused) rolls each writer back to where it was before the put, less
    the groups the put did upload; records already in an open group are not added again. The runtime's
@@ -123,8 +125,10 @@ class S3SinkTask(ArrowSinkTask):
         self._schedule_next()
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
-        """Called by the runtime on assignment: rewind each partition to after its last complete group."""
+        """Called by the runtime on assignment: abort the partitions' unfinished multipart uploads, then
+        rewind each partition to after its last complete group."""
         config = self._require_config()
+        self._abort_unfinished(partitions)
         seeks = {}
         for tp in partitions:
             self._writers[tp] = _Writer()
@@ -392,12 +396,8 @@ class S3SinkTask(ArrowSinkTask):
     def _resume_point(self, tp: TopicPartition) -> int | None:
         """The offset to resume ``tp`` from, read from the bucket; ``None`` when it holds none of its objects."""
         config, bucket = self._require_config(), self._require_bucket()
-        delim = config.directory_delim
-        prefix = f"{config.topics_dir}{delim}{tp.topic}{delim}"
-        if config.partitioner == "default":
-            prefix += f"partition={tp.partition}{delim}"
-        name = re.compile(re.escape(f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}")
-                          + r"(\d+)" + re.escape(extension(config)))
+        prefix = self._prefix(tp)
+        name = re.compile(re.escape(self._name_start(tp)) + r"(\d+)" + re.escape(extension(config)))
         # With the DefaultPartitioner a partition's objects share one folder and their zero-padded names sort
         # by offset: list only the keys after those seen in an earlier generation of this task instance.
         known = self._listed.get(tp, []) if config.partitioner == "default" else []
@@ -421,6 +421,34 @@ class S3SinkTask(ArrowSinkTask):
         log.warning("%s: %s's last group [%d, %d) has %d of its %d objects: writing it again",
                     config.connector_name, tp, mark.start, mark.next, present, mark.objects)
         return mark.start
+
+    def _prefix(self, tp: TopicPartition) -> str:
+        """The longest key prefix shared by all of ``tp``'s objects."""
+        config = self._require_config()
+        delim = config.directory_delim
+        prefix = f"{config.topics_dir}{delim}{tp.topic}{delim}"
+        if config.partitioner == "default":
+            prefix += f"partition={tp.partition}{delim}"
+        return prefix
+
+    def _name_start(self, tp: TopicPartition) -> str:
+        """How the last path part of each of ``tp``'s objects starts: ``<topic>+<partition>+``."""
+        config = self._require_config()
+        return f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}"
+
+    def _abort_unfinished(self, partitions: Collection[TopicPartition]) -> None:
+        """Abort the unfinished multipart uploads of ``partitions``' objects (values and keys)."""
+        config, bucket = self._require_config(), self._require_bucket()
+        by_prefix: dict[str, list[re.Pattern[str]]] = {}
+        for tp in partitions:
+            by_prefix.setdefault(self._prefix(tp), []).append(re.compile(re.escape(self._name_start(tp)) + r"\d+\."))
+        for prefix, names in by_prefix.items():
+            for upload in list(bucket.unfinished_uploads(prefix)):
+                last = upload.key.rsplit(config.directory_delim, 1)[-1]
+                if any(name.match(last) for name in names):
+                    bucket.abort(upload)
+                    log.warning("%s: aborted an unfinished multipart upload of s3://%s/%s", config.connector_name,
+                                config.bucket, upload.key)
 
     def _require_config(self) -> S3SinkConfig:
         if self.config is None:
