@@ -7,18 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from s3_faults import S3Faults
-from test_connector_s3 import JSON, TP, bucket, frame, props, rows, start  # noqa: F401 (bucket: a fixture)
+from test_connector_s3 import JSON, TP, bucket, faults, frame, props, rows, start  # noqa: F401 (fixtures)
 
 from connect_spark.api.errors import RetriableException
 
 HOURLY = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
-
-
-@pytest.fixture
-def faults(local_s3):
-    with S3Faults(local_s3.url) as front:
-        yield front
 
 
 #: Requests the client sends for one upload with ``s3.retry.max.attempts=1`` (botocore counts the retries).
