@@ -2,8 +2,9 @@
 
 The sink's real boto3 client talks HTTP to this front on 127.0.0.1; every request is passed on to moto's
 server unchanged, except the next ``times`` requests of a method whose key contains a given text, which the
-front answers itself with S3's ``500 InternalError`` (what a real store answers when it fails a write). With
-``s3.retry.max.attempts=1`` (one retry in botocore's count) two refusals fail the upload::
+front answers itself with S3's ``500 InternalError`` (what a real store answers when it fails a write), or
+holds unanswered (a store that stopped answering). With ``s3.retry.max.attempts=1`` (one retry in
+botocore's count) two refusals fail the upload::
 
     with S3Faults(local_s3.url) as faults:
         props["store.url"] = faults.url
@@ -31,7 +32,10 @@ class S3Faults:
         self.upstream = urllib.parse.urlsplit(upstream)
         self._rules: list[list] = []  # [method, text in the key, refusals left]
         self._lock = threading.Lock()
-        self.refused: list[str] = []  # "METHOD path" of each refused request
+        self._stalls: list[tuple[str, str]] = []  # (method, text in the key)
+        self._stopping = threading.Event()
+        self.refused: list[str] = []  # "METHOD key?query" of each refused request
+        self.stalled: list[str] = []  # and of each held one
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -41,19 +45,31 @@ class S3Faults:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def refuse(self, method: str, key_contains: str, times: int = 1) -> None:
-        """Answer the next ``times`` ``method`` requests whose key contains ``key_contains`` with a 500."""
+        """Answer the next ``times`` ``method`` requests whose key (and query) contains ``key_contains`` with
+        a 500."""
         with self._lock:
             self._rules.append([method, key_contains, times])
 
-    def _should_refuse(self, method: str, path: str) -> bool:
-        key = urllib.parse.unquote(urllib.parse.urlsplit(path).path)
+    def stall(self, method: str, key_contains: str) -> None:
+        """Hold every ``method`` request whose key (and query) contains ``key_contains``, unanswered, until
+        the front stops: the client waits as on a store that stopped answering."""
+        with self._lock:
+            self._stalls.append((method, key_contains))
+
+    def _matches(self, method: str, path: str) -> tuple[bool, bool]:
+        """(refuse, stall) for a request; records it in ``refused`` or ``stalled``."""
+        parts = urllib.parse.urlsplit(path)
+        key = urllib.parse.unquote(parts.path) + (f"?{parts.query}" if parts.query else "")
         with self._lock:
             for rule in self._rules:
                 if rule[0] == method and rule[1] in key and rule[2] > 0:
                     rule[2] -= 1
                     self.refused.append(f"{method} {key}")
-                    return True
-        return False
+                    return True, False
+            if any(m == method and text in key for m, text in self._stalls):
+                self.stalled.append(f"{method} {key}")
+                return False, True
+        return False, False
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         front = self
@@ -88,7 +104,11 @@ class S3Faults:
 
             def _pass(self) -> None:
                 body = self._body()
-                if front._should_refuse(self.command, self.path):
+                refuse, stall = front._matches(self.command, self.path)
+                if stall:
+                    front._stopping.wait()
+                    return
+                if refuse:
                     self._answer(500, [("Content-Type", "application/xml")], _REFUSAL)
                     return
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
@@ -111,5 +131,6 @@ class S3Faults:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()

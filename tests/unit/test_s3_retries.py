@@ -5,6 +5,11 @@ record ends in exactly one object, and the objects are those of a run without th
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from test_connector_s3 import JSON, TP, bucket, faults, frame, props, rows, start  # noqa: F401 (fixtures)
@@ -120,3 +125,33 @@ def test_open_aborts_unfinished_uploads_of_field_partitioned_objects(local_s3, b
                 partitioner_class="io.confluent.connect.storage.partitioner.FieldPartitioner",
                 partition_field_name="region"))
     assert unfinished(local_s3, bucket) == keys[2:]
+
+
+CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from test_connector_s3 import frame, start
+task, _ = start(json.loads(sys.argv[2]))
+task.put_arrow(frame([(o, 0, {"id": o, "name": "x" * 1000, "region": "eu"}) for o in range(6000)]))
+"""
+
+
+def test_kill_9_in_the_middle_of_a_multipart_upload_leaves_no_parts_after_the_restart(local_s3, bucket, faults):
+    """A task process uploads a 6 MB object in 5 MB parts; it is killed -9 once its parts are in, while it
+    waits for the completion, which the server holds: the parts stay, until a task opens the partition."""
+    config = through(faults, props(local_s3, bucket, flush_size="6000", format_class=JSON, s3_part_size="5242880"))
+    key = "topics/orders/partition=0/orders+0+0000000000.json"
+    faults.stall("POST", f"{key}?uploadId=")
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(__file__).parent), json.dumps(config)])
+    try:
+        deadline = time.monotonic() + 120
+        while not faults.stalled and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert faults.stalled, "the upload never reached its completion"
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert unfinished(local_s3, bucket) == [key]
+    start(config)
+    assert unfinished(local_s3, bucket) == [] and local_s3.objects(bucket) == {}
