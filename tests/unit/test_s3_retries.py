@@ -129,9 +129,9 @@ def test_open_aborts_unfinished_uploads_of_field_partitioned_objects(local_s3, b
 
 CHILD = """
 import json, sys
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from test_connector_s3 import frame, start
-task, _ = start(json.loads(sys.argv[2]))
+task, _ = start(json.loads(sys.argv[3]))
 task.put_arrow(frame([(o, 0, {"id": o, "name": "x" * 1000, "region": "eu"}) for o in range(6000)]))
 """
 
@@ -142,7 +142,8 @@ def test_kill_9_in_the_middle_of_a_multipart_upload_leaves_no_parts_after_the_re
     config = through(faults, props(local_s3, bucket, flush_size="6000", format_class=JSON, s3_part_size="5242880"))
     key = "topics/orders/partition=0/orders+0+0000000000.json"
     faults.stall("POST", f"{key}?uploadId=")
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(__file__).parent), json.dumps(config)])
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(__file__).parent),
+                              str(Path(__file__).parents[1]), json.dumps(config)])
     try:
         deadline = time.monotonic() + 120
         while not faults.stalled and child.poll() is None and time.monotonic() < deadline:
