@@ -3,12 +3,12 @@
 The sink's real boto3 client talks HTTP to this front on 127.0.0.1; every request is passed on to moto's
 server unchanged, except the next ``times`` requests of a method whose key contains a given text, which the
 front answers itself with S3's ``500 InternalError`` (what a real store answers when it fails a write), or
-holds unanswered (a store that stopped answering). With ``s3.retry.max.attempts=1`` (one retry in
-botocore's count) two refusals fail the upload::
+holds unanswered (a store that stopped answering). With ``s3.retry.max.attempts=1`` one refusal fails
+the upload::
 
     with S3Faults(local_s3.url) as faults:
         props["store.url"] = faults.url
-        faults.refuse("PUT", "+0000000003.json", times=2)
+        faults.refuse("PUT", "+0000000003.json")
 """
 
 from __future__ import annotations

@@ -19,12 +19,8 @@ from connect_spark.api.errors import RetriableException
 HOURLY = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
 
 
-#: Requests the client sends for one upload with ``s3.retry.max.attempts=1`` (botocore counts the retries).
-ATTEMPTS = 2
-
-
 def through(faults, config):
-    """``config`` pointed at the fault front, with the fewest attempts per request."""
+    """``config`` pointed at the fault front, one attempt per request: a refused request fails the upload."""
     return {**config, "store.url": faults.url, "s3.retry.max.attempts": "1"}
 
 
@@ -37,11 +33,11 @@ def test_a_failed_upload_drops_its_rows_and_the_redelivery_writes_each_record_on
     config = through(faults, props(local_s3, bucket, flush_size="3", format_class=JSON))
     task, _ = start(config)
     task.put_arrow(frame(rows(range(2))))  # offsets 0 and 1 wait in the open group
-    faults.refuse("PUT", "orders+0+0000000000.json", ATTEMPTS)
+    faults.refuse("PUT", "orders+0+0000000000.json")
     batch = frame(rows(range(2, 8)))
     with pytest.raises(RetriableException):
         task.put_arrow(batch)
-    assert len(faults.refused) == ATTEMPTS and local_s3.objects(bucket) == {}
+    assert faults.refused == ["PUT /" + bucket + "/topics/orders/partition=0/orders+0+0000000000.json"] and local_s3.objects(bucket) == {}
     assert task.pre_commit({TP: 2}) == {TP: 0}  # the runtime's offset: the failed put is not accepted
     task.put_arrow(batch)  # delivered again, as the runtime does after a RetriableException
     assert ids(local_s3.objects(bucket)) == {"topics/orders/partition=0/orders+0+0000000000.json": [0, 1, 2],
@@ -49,7 +45,7 @@ def test_a_failed_upload_drops_its_rows_and_the_redelivery_writes_each_record_on
     assert task.pre_commit({TP: 8}) == {TP: 6}
 
     # A put that uploads a group, then fails on the next one: the uploaded group stays, the rest is redone.
-    faults.refuse("PUT", "orders+0+0000000009.json", ATTEMPTS)
+    faults.refuse("PUT", "orders+0+0000000009.json")
     batch = frame(rows(range(8, 14)))
     with pytest.raises(RetriableException):
         task.put_arrow(batch)
@@ -87,7 +83,7 @@ def test_time_based_cuts_are_the_same_across_a_failure(local_s3, bucket, faults)
 
     task, _ = start(through(faults, props(local_s3, bucket, **hourly)))
     task.put_arrow(frame(records[:5]))
-    faults.refuse("PUT", "orders+0+0000000000.json", ATTEMPTS)
+    faults.refuse("PUT", "orders+0+0000000000.json")
     with pytest.raises(RetriableException):
         task.put_arrow(frame(records[5:]))
     task.put_arrow(frame(records[5:]))
@@ -156,3 +152,16 @@ def test_kill_9_in_the_middle_of_a_multipart_upload_leaves_no_parts_after_the_re
     assert unfinished(local_s3, bucket) == [key]
     start(config)
     assert unfinished(local_s3, bucket) == [] and local_s3.objects(bucket) == {}
+
+
+def test_s3_retry_max_attempts_counts_every_request_sent(local_s3, bucket, faults):
+    config = {**through(faults, props(local_s3, bucket, flush_size="1", format_class=JSON)),
+              "s3.retry.max.attempts": "2"}
+    task, _ = start(config)
+    faults.refuse("PUT", "orders+0+0000000000.json", times=2)
+    with pytest.raises(RetriableException):
+        task.put_arrow(frame(rows([0])))
+    faults.refuse("PUT", "orders+0+0000000000.json")
+    task.put_arrow(frame(rows([0])))  # refused once, accepted on the second attempt
+    assert len(faults.refused) == 3 and ids(local_s3.objects(bucket)) == {
+        "topics/orders/partition=0/orders+0+0000000000.json": [0]}

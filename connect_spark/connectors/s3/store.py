@@ -80,7 +80,7 @@ class Bucket:
         except ImportError as e:
             raise ConnectException("The S3 sink needs boto3: pip install 'connect-spark[s3]'") from e
         self.config = config
-        client_config = Config(retries={"max_attempts": config.max_attempts, "mode": "standard"},
+        client_config = Config(retries={"total_max_attempts": config.max_attempts, "mode": "standard"},
                                s3={"addressing_style": "path"} if config.store_url else None,
                                max_pool_connections=16)
         credentials: dict[str, Any] = {}
