@@ -15,6 +15,7 @@ from pathlib import Path
 
 import fastavro
 import pytest
+from s3_faults import S3Faults
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.properties import load_properties
@@ -74,33 +75,57 @@ def test_confluent_quickstart_avro_default_partitioner(spark, bootstrap_servers,
     assert result.committed == {TopicPartition(topic_name, 0): 20_000}
 
 
-def test_json_time_based_partitioner_in_executor_mode(spark, bootstrap_servers, local_s3, bucket, topic_name,
-                                                      work_dir):
+def _hourly(bootstrap_servers, topic_name):
+    """1,300 records a partition on 2 partitions, one a second of record time, and the objects Confluent's
+    rules make of them with the hourly example (rotation at 10 minutes of record time, 600 records, before
+    flush.size: 1000; every group within hour 12, so one folder; 100 records per partition stay open)."""
     create_topic(bootstrap_servers, topic_name, partitions=2)
     t0 = 1_714_564_800_000  # 2024-05-01T12:00:00Z
-    per_partition = 1_300  # one record a second: 600 per 10 minutes of record time
     records = []
     for p in range(2):
-        for i in range(per_partition):
-            value = {"p": p, "i": i, "name": f"r{i}"}
-            records.append((p, None, json.dumps(value).encode(), [], t0 + 1000 * i + p))
+        for i in range(1_300):
+            records.append((p, None, json.dumps({"p": p, "i": i, "name": f"r{i}"}).encode(), [], t0 + 1000 * i + p))
     produce(bootstrap_servers, topic_name, records)
-
-    connector = _connector("s3-json-hourly-sink.properties", local_s3, bucket, topic_name)
-    worker = worker_properties(bootstrap_servers, work_dir)
-    result = run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker)
-    assert result.exit_code == 0
-
-    # Confluent's rules by hand: rotation at 10 minutes of record time (600 records) before flush.size (1000);
-    # every group falls within hour 12, so one folder per hour; 100 records per partition stay open.
     expected = {}
     for p in range(2):
         for start in (0, 600):
             key = (f"topics/{topic_name}/year=2024/month=05/day=01/hour=12/"
                    f"{topic_name}+{p}+{start:010d}.json")
             expected[key] = [{"p": p, "i": i, "name": f"r{i}"} for i in range(start, start + 600)]
+    return expected
+
+
+def _assert_objects(local_s3, bucket, expected):
     objects = local_s3.objects(bucket)
     assert sorted(objects) == sorted(expected)
     for key, rows in expected.items():
         assert [json.loads(line) for line in objects[key].decode().splitlines()] == rows, key
+
+
+def test_json_time_based_partitioner_in_executor_mode(spark, bootstrap_servers, local_s3, bucket, topic_name,
+                                                      work_dir):
+    expected = _hourly(bootstrap_servers, topic_name)
+    connector = _connector("s3-json-hourly-sink.properties", local_s3, bucket, topic_name)
+    worker = worker_properties(bootstrap_servers, work_dir)
+    result = run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker)
+    assert result.exit_code == 0
+    _assert_objects(local_s3, bucket, expected)
     assert result.committed == {TopicPartition(topic_name, 0): 1200, TopicPartition(topic_name, 1): 1200}
+
+
+def test_an_upload_the_server_refuses_is_delivered_again_and_each_record_lands_once(
+        spark, bootstrap_servers, local_s3, bucket, topic_name, work_dir):
+    """The server refuses partition 0's second object once, with one attempt a request: the put raises
+    RetriableException in the executor and the runtime delivers the same records again."""
+    expected = _hourly(bootstrap_servers, topic_name)
+    with S3Faults(local_s3.url) as faults:
+        connector = _connector("s3-json-hourly-sink.properties", local_s3, bucket, topic_name)
+        connector.update({"store.url": faults.url, "s3.retry.max.attempts": "1"})
+        faults.refuse("PUT", f"{topic_name}+0+0000000600.json")
+        worker = worker_properties(bootstrap_servers, work_dir)
+        result = run_connector(connector, bootstrap_servers, work_dir, spark=spark, worker=worker)
+    assert result.exit_code == 0
+    assert len(faults.refused) == 1
+    _assert_objects(local_s3, bucket, expected)
+    committed = {tp: offset for tp, offset in result.committed.items() if tp.topic == topic_name}
+    assert committed == {TopicPartition(topic_name, 0): 1200, TopicPartition(topic_name, 1): 1200}

@@ -11,10 +11,11 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from s3_faults import S3Faults
 
 from connect_spark import plugins
 from connect_spark.api.data import Schema, SchemaBuilder, Timestamp
-from connect_spark.api.errors import ConfigException, DataException
+from connect_spark.api.errors import ConfigException, DataException, RetriableException
 from connect_spark.api.records import TopicPartition
 from connect_spark.columnar.records import with_connect_schemas
 from connect_spark.connectors.s3 import S3SinkConnector, S3SinkTask
@@ -30,6 +31,7 @@ VALUE_SCHEMA = (SchemaBuilder.struct().name("shop.Order").field("id", Schema.INT
 AVRO = "io.confluent.connect.s3.format.avro.AvroFormat"
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
+FIELD = "io.confluent.connect.storage.partitioner.FieldPartitioner"
 
 
 def frame(records, partition=0, schema=VALUE_SCHEMA, value_type=VALUE, keys=None):
@@ -59,6 +61,13 @@ def bucket(local_s3):
     name = f"b-{uuid.uuid4().hex[:12]}"
     local_s3.create_bucket(name)
     return name
+
+
+@pytest.fixture
+def faults(local_s3):
+    """A front for the local server that refuses the uploads a test names (``s3_faults.py``)."""
+    with S3Faults(local_s3.url) as front:
+        yield front
 
 
 def props(local_s3, bucket, **keys):
@@ -115,10 +124,9 @@ def test_same_records_give_the_same_bytes(local_s3, bucket):
     assert local_s3.objects(bucket) == first
 
 
-def test_field_partitioner_groups_objects_and_an_incomplete_group_is_rewritten(local_s3, bucket):
-    config = props(local_s3, bucket, flush_size="4", format_class=JSON,
-                   partitioner_class="io.confluent.connect.storage.partitioner.FieldPartitioner",
-                   partition_field_name="region")
+def test_field_partitioner_groups_objects_and_an_incomplete_group_is_rewritten(local_s3, bucket, faults):
+    config = props(local_s3, bucket, flush_size="4", format_class=JSON, store_url=faults.url,
+                   s3_retry_max_attempts="1", partitioner_class=FIELD, partition_field_name="region")
     task, _ = start(config)
     records = [(0, 0, {"id": 0, "name": "a", "region": "eu"}), (1, 0, {"id": 1, "name": "b", "region": "us"}),
                (2, 0, {"id": 2, "name": "c", "region": "eu"}), (3, 0, {"id": 3, "name": "d", "region": "us"})]
@@ -130,10 +138,24 @@ def test_field_partitioner_groups_objects_and_an_incomplete_group_is_rewritten(l
         == [{"id": 1, "name": "b", "region": "us"}, {"id": 3, "name": "d", "region": "us"}]
     _, context = start(config)
     assert context.pending_offsets == {TP: 4}
-    # A crash between the two uploads of a group: the group is written again from its first offset.
-    local_s3.client().delete_object(Bucket=bucket, Key="topics/orders/region=eu/orders+0+0000000000.json")
+    # The server refuses the second object of the next group (one attempt a request): the task fails between
+    # the two uploads, and the task started again rewrites the group from its first offset.
+    faults.refuse("PUT", "region=us/orders+0+0000000005.json")
+    group = [(4, 0, {"id": 4, "name": "e", "region": "eu"}), (5, 0, {"id": 5, "name": "f", "region": "us"}),
+             (6, 0, {"id": 6, "name": "g", "region": "eu"}), (7, 0, {"id": 7, "name": "h", "region": "eu"})]
+    with pytest.raises(RetriableException):
+        task.put_arrow(frame(group))
+    assert "topics/orders/region=eu/orders+0+0000000004.json" in local_s3.objects(bucket)
+    assert "topics/orders/region=us/orders+0+0000000005.json" not in local_s3.objects(bucket)
+    task, context = start(config)
+    assert context.pending_offsets == {TP: 4}
+    task.put_arrow(frame(group))
+    objects = local_s3.objects(bucket)
+    assert [json.loads(line)["id"] for line in objects["topics/orders/region=eu/orders+0+0000000004.json"].splitlines()] \
+        == [4, 6, 7]
+    assert objects["topics/orders/region=us/orders+0+0000000005.json"] == b'{"id":5,"name":"f","region":"us"}\n'
     _, context = start(config)
-    assert context.pending_offsets == {TP: 0}
+    assert context.pending_offsets == {TP: 8}
 
 
 def test_hourly_partitioner_rotates_on_record_time_and_new_hours(local_s3, bucket):
@@ -273,7 +295,7 @@ def test_records_a_format_cannot_hold_go_to_the_error_reporter(local_s3, bucket)
 def test_throttling_and_server_errors_are_retriable_a_missing_bucket_is_not(local_s3):
     from botocore.exceptions import ClientError
 
-    from connect_spark.api.errors import ConnectException, RetriableException
+    from connect_spark.api.errors import ConnectException
     from connect_spark.connectors.s3.store import Bucket, GroupMark, translated
 
     def client_error(code, status):

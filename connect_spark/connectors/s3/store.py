@@ -8,6 +8,9 @@ errors with exponential back-off (``s3.retry.max.attempts``). What still fails i
 ``RetriableException`` (throttling, 5xx, connection) — the runtime delivers the records again after a
 back-off — or a ``ConnectException`` (a missing bucket, refused credentials).
 
+A multipart upload that never completes nor aborts (the process killed in the middle of its parts) keeps
+its parts, invisible and billed; ``open`` lists such uploads under a partition's prefix and aborts them.
+
 Every object carries, in its user metadata, the group of objects it was uploaded with (see ``task.py``):
 the first offset of the group, the offset after its last record and how many objects it holds.
 """
@@ -22,7 +25,7 @@ from typing import Any, Iterator
 from connect_spark.api.errors import ConnectException, RetriableException
 from connect_spark.connectors.s3.config import S3SinkConfig
 
-__all__ = ["Bucket", "StoredObject", "GroupMark", "translated"]
+__all__ = ["Bucket", "StoredObject", "GroupMark", "UnfinishedUpload", "translated"]
 
 _GROUP_START = "connect-group-start"
 _GROUP_NEXT = "connect-group-next"
@@ -58,6 +61,14 @@ class StoredObject:
     start: int
 
 
+@dataclass(frozen=True)
+class UnfinishedUpload:
+    """A multipart upload started and neither completed nor aborted."""
+
+    key: str
+    upload_id: str
+
+
 class Bucket:
     """One sink's bucket, through a boto3 client built from the connector's keys."""
 
@@ -69,7 +80,7 @@ class Bucket:
         except ImportError as e:
             raise ConnectException("The S3 sink needs boto3: pip install 'connect-spark[s3]'") from e
         self.config = config
-        client_config = Config(retries={"max_attempts": config.max_attempts, "mode": "standard"},
+        client_config = Config(retries={"total_max_attempts": config.max_attempts, "mode": "standard"},
                                s3={"addressing_style": "path"} if config.store_url else None,
                                max_pool_connections=16)
         credentials: dict[str, Any] = {}
@@ -102,6 +113,26 @@ class Bucket:
                         yield StoredObject(item["Key"], int(match.group(1)))
         except Exception as e:
             raise translated(e, f"listing s3://{self.config.bucket}/{prefix}") from e
+
+    def unfinished_uploads(self, prefix: str) -> Iterator[UnfinishedUpload]:
+        """The multipart uploads under ``prefix`` that are neither completed nor aborted."""
+        try:
+            pages = self.client.get_paginator("list_multipart_uploads").paginate(Bucket=self.config.bucket,
+                                                                                 Prefix=prefix)
+            for page in pages:
+                for item in page.get("Uploads", ()):
+                    yield UnfinishedUpload(item["Key"], item["UploadId"])
+        except Exception as e:
+            raise translated(e, f"listing the multipart uploads of s3://{self.config.bucket}/{prefix}") from e
+
+    def abort(self, upload: UnfinishedUpload) -> None:
+        """Abort ``upload``: its parts are deleted (an upload already gone is no error)."""
+        try:
+            self.client.abort_multipart_upload(Bucket=self.config.bucket, Key=upload.key, UploadId=upload.upload_id)
+        except Exception as e:
+            if getattr(e, "response", {}).get("Error", {}).get("Code") == "NoSuchUpload":
+                return
+            raise translated(e, f"aborting the multipart upload of s3://{self.config.bucket}/{upload.key}") from e
 
     def mark(self, key: str) -> GroupMark | None:
         """The group metadata of the object ``key`` (``None`` for an object this sink did not write)."""

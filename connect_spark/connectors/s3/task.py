@@ -16,11 +16,16 @@ The offset protocol (ARCHITECTURE.md §5, without renames):
    value objects.
 3. ``pre_commit`` returns, per partition, the first offset still in an open object (everything given
    when none is open): only records in uploaded groups, or skipped on purpose, are committed.
-4. ``open`` lists the partition's objects, reads the group of the one with the highest start offset and
-   rewinds with ``context.offset`` to the group's next offset when all its objects are there, else to
-   its first offset (a crash in the middle of a group: the group is written again, whole). Records
-   below that point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
+4. ``open`` aborts the partition's unfinished multipart uploads (left by a process killed in the middle
+   of one; only the partition's owner uploads its objects, so none is in progress), lists the
+   partition's objects, reads the group of the one with the highest start offset and rewinds with
+   ``context.offset`` to the group's next offset when all its objects are there, else to its first
+   offset (a crash in the middle of a group: the group is written again, whole). Records below that
+   point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
    their records again.
+5. A ``put`` that fails (an upload refused) rolls each writer back to where it was before the put, less
+   the groups the put did upload; records already in an open group are not added again. The runtime's
+   redelivery of the same records then rebuilds the same groups, cut at the same records.
 
 Deterministic only when rotation depends on the records alone: ``rotate.schedule.interval.ms`` and the
 ``Wallclock`` extractor depend on when records are written (a warning at start says so), as in
@@ -82,6 +87,16 @@ class _Writer:
         self.objects, self.count, self.first_offset, self.last_offset = {}, 0, None, None
         self.base_time, self.current_encoded = None, None
 
+    def copy(self) -> "_Writer":
+        """This state to roll back to: the lists of slices are copied, the slices shared."""
+        objects = {name: _OpenObject(o.start, list(o.parts), list(o.key_parts)) for name, o in self.objects.items()}
+        return _Writer(objects, self.count, self.first_offset, self.last_offset, self.base_time,
+                       self.current_encoded, self.schema, self.key_schema)
+
+    def held_after(self) -> int | None:
+        """The offset after the open group's last record (``None`` when no group is open)."""
+        return self.last_offset + 1 if self.count and self.last_offset is not None else None
+
 
 class S3SinkTask(ArrowSinkTask):
     """Writes Confluent's S3 objects; see the module docstring for the offset protocol."""
@@ -110,8 +125,10 @@ class S3SinkTask(ArrowSinkTask):
         self._schedule_next()
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
-        """Called by the runtime on assignment: rewind each partition to after its last complete group."""
+        """Called by the runtime on assignment: abort the partitions' unfinished multipart uploads, then
+        rewind each partition to after its last complete group."""
         config = self._require_config()
+        self._abort_unfinished(partitions)
         seeks = {}
         for tp in partitions:
             self._writers[tp] = _Writer()
@@ -125,7 +142,21 @@ class S3SinkTask(ArrowSinkTask):
             self.context.offset(seeks)
 
     def put_arrow(self, table: pa.Table) -> None:
-        """Called by the runtime with the converted records of this task's partitions."""
+        """Called by the runtime with the converted records of this task's partitions; the runtime calls it
+        again with the same records after a ``RetriableException``.
+
+        A put that raises leaves each writer as it was before the put, less the groups it uploaded: the
+        records of a group that did not upload are dropped from the writer, so the same records delivered
+        again are added once and cut where they were cut the first time.
+        """
+        before = {tp: (self._resume.get(tp), writer.copy()) for tp, writer in self._writers.items()}
+        try:
+            self._put(table)
+        except Exception:
+            self._roll_back(before)
+            raise
+
+    def _put(self, table: pa.Table) -> None:
         if table.num_rows == 0:
             self._rotate_on_schedule()
             return
@@ -136,13 +167,25 @@ class S3SinkTask(ArrowSinkTask):
             tp = TopicPartition(key["original_topic"], key["original_partition"])
             rows = table.filter(pc.and_(pc.equal(table.column("original_topic"), tp.topic),
                                         pc.equal(table.column("original_partition"), tp.partition)))
-            resume = self._resume.get(tp)
-            if resume is not None:
-                rows = rows.filter(pc.greater_equal(rows.column("original_offset"), resume))
+            writer = self._writers.get(tp)
+            floors = [self._resume.get(tp), writer.held_after() if writer is not None else None]
+            floor = max((f for f in floors if f is not None), default=None)
+            if floor is not None:  # records uploaded, or already in the open group, are not added again
+                rows = rows.filter(pc.greater_equal(rows.column("original_offset"), floor))
             rows = self._writable(rows.sort_by("original_offset"), key_schema, value_schema)
             if rows.num_rows:
                 self._write(tp, rows, key_schema, value_schema)
         self._rotate_on_schedule()
+
+    def _roll_back(self, before: Mapping[TopicPartition, tuple[int | None, _Writer]]) -> None:
+        """After a failed put: each writer back to its state ``before`` the put, or to an empty group when
+        the put uploaded one (the records after it are delivered again)."""
+        for tp, writer in self._writers.items():
+            resume, held = before.get(tp, (self._resume.get(tp), None))
+            if held is not None and self._resume.get(tp) == resume:
+                self._writers[tp] = held
+            else:
+                writer.reset()
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Called by the runtime on each commit tick: only offsets of uploaded records are returned."""
@@ -353,12 +396,8 @@ class S3SinkTask(ArrowSinkTask):
     def _resume_point(self, tp: TopicPartition) -> int | None:
         """The offset to resume ``tp`` from, read from the bucket; ``None`` when it holds none of its objects."""
         config, bucket = self._require_config(), self._require_bucket()
-        delim = config.directory_delim
-        prefix = f"{config.topics_dir}{delim}{tp.topic}{delim}"
-        if config.partitioner == "default":
-            prefix += f"partition={tp.partition}{delim}"
-        name = re.compile(re.escape(f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}")
-                          + r"(\d+)" + re.escape(extension(config)))
+        prefix = self._prefix(tp)
+        name = re.compile(re.escape(self._name_start(tp)) + r"(\d+)" + re.escape(extension(config)))
         # With the DefaultPartitioner a partition's objects share one folder and their zero-padded names sort
         # by offset: list only the keys after those seen in an earlier generation of this task instance.
         known = self._listed.get(tp, []) if config.partitioner == "default" else []
@@ -382,6 +421,34 @@ class S3SinkTask(ArrowSinkTask):
         log.warning("%s: %s's last group [%d, %d) has %d of its %d objects: writing it again",
                     config.connector_name, tp, mark.start, mark.next, present, mark.objects)
         return mark.start
+
+    def _prefix(self, tp: TopicPartition) -> str:
+        """The longest key prefix shared by all of ``tp``'s objects."""
+        config = self._require_config()
+        delim = config.directory_delim
+        prefix = f"{config.topics_dir}{delim}{tp.topic}{delim}"
+        if config.partitioner == "default":
+            prefix += f"partition={tp.partition}{delim}"
+        return prefix
+
+    def _name_start(self, tp: TopicPartition) -> str:
+        """How the last path part of each of ``tp``'s objects starts: ``<topic>+<partition>+``."""
+        config = self._require_config()
+        return f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}"
+
+    def _abort_unfinished(self, partitions: Collection[TopicPartition]) -> None:
+        """Abort the unfinished multipart uploads of ``partitions``' objects (values and keys)."""
+        config, bucket = self._require_config(), self._require_bucket()
+        by_prefix: dict[str, list[re.Pattern[str]]] = {}
+        for tp in partitions:
+            by_prefix.setdefault(self._prefix(tp), []).append(re.compile(re.escape(self._name_start(tp)) + r"\d+\."))
+        for prefix, names in by_prefix.items():
+            for upload in list(bucket.unfinished_uploads(prefix)):
+                last = upload.key.rsplit(config.directory_delim, 1)[-1]
+                if any(name.match(last) for name in names):
+                    bucket.abort(upload)
+                    log.warning("%s: aborted an unfinished multipart upload of s3://%s/%s", config.connector_name,
+                                config.bucket, upload.key)
 
     def _require_config(self) -> S3SinkConfig:
         if self.config is None:
