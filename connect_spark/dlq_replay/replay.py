@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from contextlib import nullcontext
 import time
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 

@@ -21,7 +21,7 @@ from connect_spark.testing.harness import cli_command, committed_offsets, start_
 from connect_spark.testing.kafka import fill_topic, topic_end_offsets
 from connect_spark.testing.recording import read_recorded_calls, read_recorded_records
 from connect_spark.testing.spark_cluster import (
-    StandaloneCluster, descendants, executor_jvms, parent_pid, spark_home, spark_submit,
+    descendants, executor_jvms, parent_pid, spark_home, spark_submit,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,7 +166,7 @@ def test_killing_an_executor_jvm_mid_batch_retries_the_batch_and_loses_nothing(
     assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
 
 
-def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic_name, work_dir):
+def test_spark_submit_to_a_standalone_master_and_worker(standalone_cluster, bootstrap_servers, topic_name, work_dir):
     from connect_spark.jvm import delta_set, jar_paths, spark_kafka_set
 
     total, partitions = 3_000, 2
@@ -180,18 +180,18 @@ def test_spark_submit_to_a_standalone_master_and_worker(bootstrap_servers, topic
     jars = ",".join(str(p) for s in (spark_kafka_set(), delta_set()) for p in jar_paths(s))
     env = {**os.environ, **_child_env(), "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_DRIVER_PYTHON": sys.executable}
-    with StandaloneCluster(Path(work_dir) / "cluster", cores=1, memory="1g", env=_child_env()) as cluster:
-        command = [str(spark_submit()), "--master", cluster.master_url, "--deploy-mode", "client",
-                   "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-                   "--conf", "spark.executor.memory=512m", "--conf", f"spark.pyspark.python={sys.executable}",
-                   "--jars", jars, str(REPO / "jobs" / "connect_standalone.py"), *properties]
-        with open(Path(work_dir) / "submit.log", "ab") as log:
-            submitted = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT_S)
-        assert submitted.returncode == 0, _log_tail(work_dir, "submit.log")
-        assert "app-" in cluster.log_text("master.log"), "the application never registered with the master"
-        launched = list((cluster.work_dir / "worker").glob("app-*/*/stderr"))
-        assert launched, "the standalone worker launched no executor"
+    cluster = standalone_cluster  # shared by the cluster tests: count this application's executors only
+    executors_before = set(cluster.work_dir.glob("worker*/app-*/*/stderr"))
+    command = [str(spark_submit()), "--master", cluster.master_url, "--deploy-mode", "client",
+               "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+               "--conf", "spark.executor.memory=512m", "--conf", f"spark.pyspark.python={sys.executable}",
+               "--jars", jars, str(REPO / "jobs" / "connect_standalone.py"), *properties]
+    with open(Path(work_dir) / "submit.log", "ab") as log:
+        submitted = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT_S)
+    assert submitted.returncode == 0, _log_tail(work_dir, "submit.log")
+    assert set(cluster.work_dir.glob("worker*/app-*/*/stderr")) - executors_before, \
+        "the standalone workers launched no executor for the application"
 
     records = read_recorded_records(out)
     assert sorted((r["partition"], r["offset"]) for r in records) == \

@@ -161,3 +161,45 @@ def test_headers_are_left_unread_for_a_header_blind_task_in_both_modes(spark, bo
         assert all(r["headers"] == [] for r in records), f"{mode}: headers were read for a header-blind task"
         assert sorted(int(decode_value(r["value"])[1:]) for r in records) == list(range(total))
         assert result.committed == topic_end_offsets(bootstrap_servers, topic_name)
+
+
+def test_a_batch_outliving_the_graceful_timeout_is_cancelled_and_delivered_again(spark, bootstrap_servers,
+                                                                                 topic_name, work_dir, caplog):
+    """task.shutdown.graceful.timeout.ms bounds a stop: a put sleeping in an executor task far longer has its
+    Spark job cancelled, the connector stops cleanly without committing that batch, and the next start
+    delivers its records again."""
+    import logging
+    import threading
+    import time
+
+    from connect_spark.config.validation import validate_configs
+    from connect_spark.runtime.worker.standalone import StandaloneWorker
+    from connect_spark.testing.harness import committed_offsets
+    from connect_spark.testing.waiting import wait_for
+
+    total, partitions = 400, 2
+    fill_topic(bootstrap_servers, topic_name, total, partitions)
+    name = f"slow-{topic_name}"
+    worker = {**_executor_worker(bootstrap_servers, work_dir, total), "task.shutdown.graceful.timeout.ms": "1000"}
+    slow = _connector(name, topic_name, work_dir, tasks_max=2, recording_put_delay_ms=120_000)
+    standalone = StandaloneWorker(*validate_configs(worker, [slow]), spark=spark)
+    thread = threading.Thread(target=standalone.run, daemon=True)
+    with caplog.at_level(logging.WARNING, logger="connect_spark.runtime.worker.graceful_stop"):
+        thread.start()
+        wait_for(lambda: read_recorded_records(Path(work_dir) / "out"), timeout=240, what="the first put")
+        asked = time.monotonic()
+        standalone.request_stop()
+        thread.join(90)
+        assert not thread.is_alive(), "the stop waited for the sleeping put"
+    assert time.monotonic() - asked < 60  # the put sleeps 120 s
+    assert standalone.failures == []
+    assert "did not finish within task.shutdown.graceful.timeout.ms=1000; cancelling its Spark jobs" in caplog.text
+    assert sum(committed_offsets(worker, name).values()) == 0  # the cancelled batch was not committed
+
+    result = run_connector(_connector(name, topic_name, work_dir, tasks_max=2), bootstrap_servers, work_dir,
+                           spark=spark, worker=worker)
+    assert result.exit_code == 0
+    delivered = _by_partition(read_recorded_records(Path(work_dir) / "out"))
+    for p in range(partitions):  # everything once more after the cancelled first delivery
+        assert sorted(set(delivered[(topic_name, p)])) == list(range(total // partitions))
+    assert committed_offsets(worker, name) == topic_end_offsets(bootstrap_servers, topic_name)
