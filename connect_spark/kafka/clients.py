@@ -14,7 +14,8 @@ from connect_spark.api.errors import ConfigException
 from connect_spark.config.definition import Password
 from connect_spark.kafka.tls import ssl_context, uses_tls
 
-__all__ = ["kafka_client_kwargs", "consumer_settings", "accepted_kwargs", "parse_jaas_config", "plain_value", "close_quietly"]
+__all__ = ["kafka_client_kwargs", "consumer_settings", "accepted_kwargs", "parse_jaas_config", "plain_value",
+           "close_quietly"]
 
 log = logging.getLogger(__name__)
 

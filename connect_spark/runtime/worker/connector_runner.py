@@ -30,10 +30,10 @@ from connect_spark.api.connector import ConnectorContext, SinkConnector
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.kafka.clients import consumer_settings, kafka_client_kwargs
-from connect_spark.runtime.worker.graceful_stop import take_batch_lock
 from connect_spark.metrics.freshness import FreshnessTracker
 from connect_spark.metrics.snapshot import connector_snapshot, progress_line
 from connect_spark.runtime.conversion.header_reads import headers_needed
+from connect_spark.runtime.worker.graceful_stop import take_batch_lock
 from connect_spark.runtime.worker.partitions import PartitionDirectory
 from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.processors.remote_batches import processor_for
