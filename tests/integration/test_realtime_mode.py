@@ -186,13 +186,13 @@ def test_the_jdbc_sink_in_realtime_mode_writes_every_row_once_and_commits_them(
 
 def test_a_clean_stop_commits_what_was_put_and_the_next_start_delivers_nothing_again(
         spark, bootstrap_servers, topic_name, work_dir):
-    """Long batches and a commit tick longer than the test: only batch ends (and the stop) commit. Records of
+    """Batches of 6 s and a commit tick longer than the test: only batch ends (and the stop) commit. Records of
     ~1 KB reach the task while the first batch runs (Spark hands rows over per ``spark.buffer.size``), the
     recording sink writes each ``put`` at once, and the stop comes as soon as the first one is written."""
     create_topic(bootstrap_servers, topic_name, 2)
     out = Path(work_dir) / "out"
     name = f"rt-stop-{topic_name}"
-    worker = {**_realtime_worker(bootstrap_servers, work_dir), "trigger": "20s", "offset.flush.interval.ms": "600000"}
+    worker = {**_realtime_worker(bootstrap_servers, work_dir), "trigger": "6s", "offset.flush.interval.ms": "600000"}
     connector = {"name": name, "connector.class": "RecordingSink", "topics": topic_name, "recording.dir": str(out),
                  "tasks.max": "2"}
     pad = "x" * 1000
