@@ -324,3 +324,33 @@ def test_store_kafka_keys_writes_a_keys_object_beside_each_value_object(local_s3
     assert context.pending_offsets == {TP: 2}
     with pytest.raises(DataException, match="needs a key"):
         task.put_arrow(frame(rows([3]), keys=[None]))
+
+
+def test_a_group_is_complete_only_when_its_own_objects_hold_all_its_records(local_s3, bucket):
+    """Completeness is judged by the records each object's metadata says it holds, not by counting names: an
+    object of the group replaced by another upload of its offsets (here a zombie task still running with an
+    older ``flush.size=1``) leaves the name in place but not the group's records, and the group is written
+    again whole."""
+    config = props(local_s3, bucket, flush_size="4", format_class=JSON, partitioner_class=FIELD,
+                   partition_field_name="region")
+    task, _ = start(config)
+    zombie, _ = start({**config, "flush.size": "1"})  # opened before the group is uploaded, as the old owner was
+    group = [(0, 0, {"id": 0, "name": "a", "region": "eu"}), (1, 0, {"id": 1, "name": "b", "region": "us"}),
+             (2, 0, {"id": 2, "name": "c", "region": "eu"}), (3, 0, {"id": 3, "name": "d", "region": "eu"})]
+    task.put_arrow(frame(group))
+    eu, us = "topics/orders/region=eu/orders+0+0000000000.json", "topics/orders/region=us/orders+0+0000000001.json"
+    head = local_s3.client().head_object(Bucket=bucket, Key=eu)["Metadata"]
+    assert (head["connect-group-start"], head["connect-group-next"], head["connect-group-objects"],
+            head["connect-group-records"], head["connect-object-records"]) == ("0", "4", "2", "4", "3")
+    zombie.put_arrow(frame(group[:1]))
+    assert [json.loads(line)["id"] for line in local_s3.objects(bucket)[eu].splitlines()] == [0]
+
+    task, context = start(config)
+    assert context.pending_offsets == {TP: 0}  # 2 names of 2, but 2 of the group's 4 records: written again
+    task.put_arrow(frame(group))
+    objects = local_s3.objects(bucket)
+    assert sorted(objects) == [eu, us]
+    assert [json.loads(line)["id"] for line in objects[eu].splitlines()] == [0, 2, 3]
+    assert [json.loads(line)["id"] for line in objects[us].splitlines()] == [1]
+    _, context = start(config)
+    assert context.pending_offsets == {TP: 4}

@@ -12,7 +12,8 @@ A multipart upload that never completes nor aborts (the process killed in the mi
 its parts, invisible and billed; ``open`` lists such uploads under a partition's prefix and aborts them.
 
 Every object carries, in its user metadata, the group of objects it was uploaded with (see ``task.py``):
-the first offset of the group, the offset after its last record and how many objects it holds.
+the first offset of the group, the offset after its last record, how many objects and records it holds, and
+how many of those records are in the object itself.
 """
 
 from __future__ import annotations
@@ -25,31 +26,63 @@ from typing import Any, Iterator
 from connect_spark.api.errors import ConnectException, RetriableException
 from connect_spark.connectors.s3.config import S3SinkConfig
 
-__all__ = ["Bucket", "StoredObject", "GroupMark", "UnfinishedUpload", "translated"]
+__all__ = ["Bucket", "StoredObject", "GroupMark", "ObjectMark", "UnfinishedUpload", "translated"]
 
 _GROUP_START = "connect-group-start"
 _GROUP_NEXT = "connect-group-next"
 _GROUP_OBJECTS = "connect-group-objects"
+_GROUP_RECORDS = "connect-group-records"
+_OBJECT_RECORDS = "connect-object-records"
 _TRANSIENT_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError",
                     "ServiceUnavailable", "RequestTimeTooSkewed"}
 
 
 @dataclass(frozen=True)
 class GroupMark:
-    """The group an object was uploaded in: records ``[start, next)`` of one Kafka partition, ``objects`` objects."""
+    """The group an object was uploaded in: records ``[start, next)`` of one Kafka partition, ``objects`` objects
+    holding ``records`` records between them (``None`` in objects written before groups counted their records)."""
 
     start: int
     next: int
     objects: int
+    records: int | None = None
 
     def metadata(self) -> dict[str, str]:
-        return {_GROUP_START: str(self.start), _GROUP_NEXT: str(self.next), _GROUP_OBJECTS: str(self.objects)}
+        counted = {} if self.records is None else {_GROUP_RECORDS: str(self.records)}
+        return {_GROUP_START: str(self.start), _GROUP_NEXT: str(self.next), _GROUP_OBJECTS: str(self.objects),
+                **counted}
 
     @classmethod
     def from_metadata(cls, metadata: dict[str, str]) -> "GroupMark | None":
         try:
-            return cls(int(metadata[_GROUP_START]), int(metadata[_GROUP_NEXT]), int(metadata[_GROUP_OBJECTS]))
+            records = metadata.get(_GROUP_RECORDS)
+            return cls(int(metadata[_GROUP_START]), int(metadata[_GROUP_NEXT]), int(metadata[_GROUP_OBJECTS]),
+                       None if records is None else int(records))
         except (KeyError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class ObjectMark:
+    """What one object's metadata says: its group, and how many of the group's records the object holds
+    (``None`` when the object predates that count)."""
+
+    group: GroupMark
+    records: int | None = None
+
+    def metadata(self) -> dict[str, str]:
+        counted = {} if self.records is None else {_OBJECT_RECORDS: str(self.records)}
+        return {**self.group.metadata(), **counted}
+
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, str]) -> "ObjectMark | None":
+        group = GroupMark.from_metadata(metadata)
+        if group is None:
+            return None
+        try:
+            records = metadata.get(_OBJECT_RECORDS)
+            return cls(group, None if records is None else int(records))
+        except ValueError:
             return None
 
 
@@ -91,7 +124,7 @@ class Bucket:
         self.transfer = TransferConfig(multipart_threshold=config.part_size, multipart_chunksize=config.part_size,
                                        use_threads=True)
 
-    def put(self, key: str, data: bytes, mark: GroupMark) -> None:
+    def put(self, key: str, data: bytes, mark: ObjectMark) -> None:
         """Upload ``data`` whole under ``key`` (multipart above ``s3.part.size``), replacing any object there."""
         try:
             self.client.upload_fileobj(io.BytesIO(data), self.config.bucket, key,
@@ -134,13 +167,13 @@ class Bucket:
                 return
             raise translated(e, f"aborting the multipart upload of s3://{self.config.bucket}/{upload.key}") from e
 
-    def mark(self, key: str) -> GroupMark | None:
+    def mark(self, key: str) -> ObjectMark | None:
         """The group metadata of the object ``key`` (``None`` for an object this sink did not write)."""
         try:
             head = self.client.head_object(Bucket=self.config.bucket, Key=key)
         except Exception as e:
             raise translated(e, f"reading s3://{self.config.bucket}/{key}") from e
-        return GroupMark.from_metadata(head.get("Metadata", {}))
+        return ObjectMark.from_metadata(head.get("Metadata", {}))
 
 
 def translated(error: Exception, doing: str) -> Exception:

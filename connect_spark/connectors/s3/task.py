@@ -10,7 +10,7 @@ The offset protocol (ARCHITECTURE.md §5, without renames):
    (``schema.compatibility``), or on the wall-clock ``rotate.schedule.interval.ms``.
 2. An object is named ``<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start offset>.<ext>``
    after its first record, and uploaded whole (``store.py``); its metadata names its group:
-   ``[first offset, next offset)`` and the number of objects. The same records from the same starting
+   ``[first offset, next offset)``, the number of objects and of records, and the object's own records. The same records from the same starting
    point always give the same groups, names and bytes, so re-writing a group replaces it by itself. With
    ``store.kafka.keys`` every object's keys go to a ``.keys`` object uploaded before any of the group's
    value objects.
@@ -19,8 +19,9 @@ The offset protocol (ARCHITECTURE.md §5, without renames):
 4. ``open`` aborts the partition's unfinished multipart uploads (left by a process killed in the middle
    of one; only the partition's owner uploads its objects, so none is in progress), lists the
    partition's objects, reads the group of the one with the highest start offset and rewinds with
-   ``context.offset`` to the group's next offset when all its objects are there, else to its first
-   offset (a crash in the middle of a group: the group is written again, whole). Records below that
+   ``context.offset`` to the group's next offset when all its records are there (the objects in its
+   offsets carrying its mark are as many as it had and hold its record count between them), else to its
+   first offset (a crash in the middle of a group: the group is written again, whole). Records below that
    point are dropped when delivered again. ``close`` drops open objects: the runtime delivers
    their records again.
 5. A ``put`` that fails (an upload refused) rolls each writer back to where it was before the put, less
@@ -51,7 +52,7 @@ from connect_spark.columnar.records import connect_schemas, frame_to_records
 from connect_spark.connectors.s3.config import S3SinkConfig
 from connect_spark.connectors.s3.formats import extension, serialize, unwritable
 from connect_spark.connectors.s3.partitioner import Partitioner, record_times
-from connect_spark.connectors.s3.store import Bucket, GroupMark, StoredObject
+from connect_spark.connectors.s3.store import Bucket, GroupMark, ObjectMark, StoredObject
 
 __all__ = ["S3SinkTask", "VERSION"]
 
@@ -111,7 +112,7 @@ class S3SinkTask(ArrowSinkTask):
         self._writers: dict[TopicPartition, _Writer] = {}
         self._resume: dict[TopicPartition, int] = {}
         self._listed: dict[TopicPartition, list[StoredObject]] = {}  # from the last complete group's start on
-        self._marks: dict[TopicPartition, tuple[str, GroupMark]] = {}  # the last object's group, per partition
+        self._marks: dict[TopicPartition, tuple[str, ObjectMark]] = {}  # the last object's mark, per partition
         self._next_schedule: float | None = None
 
     def version(self) -> str:
@@ -377,16 +378,17 @@ class S3SinkTask(ArrowSinkTask):
         config, bucket = self._require_config(), self._require_bucket()
         assert writer.first_offset is not None and writer.last_offset is not None
         objects = sorted(writer.objects.items(), key=lambda item: item[1].start)
-        mark = GroupMark(writer.first_offset, writer.last_offset + 1, len(objects))
+        mark = GroupMark(writer.first_offset, writer.last_offset + 1, len(objects), writer.count)
         if config.store_keys:  # keys first: a value object found by open implies its keys object is there
             for encoded, opened in objects:
                 key = self.object_key(tp, encoded, opened.start, keys=True)
                 keys = pa.concat_arrays(opened.key_parts) if len(opened.key_parts) > 1 else opened.key_parts[0]
-                bucket.put(key, serialize(keys, writer.key_schema, config, key, config.keys_format), mark)
+                bucket.put(key, serialize(keys, writer.key_schema, config, key, config.keys_format),
+                           ObjectMark(mark, len(keys)))
         for encoded, opened in objects:
             key = self.object_key(tp, encoded, opened.start)
             values = pa.concat_arrays(opened.parts) if len(opened.parts) > 1 else opened.parts[0]
-            bucket.put(key, serialize(values, writer.schema, config, key), mark)
+            bucket.put(key, serialize(values, writer.schema, config, key), ObjectMark(mark, len(values)))
             log.info("%s: uploaded s3://%s/%s (%d records)", config.connector_name, config.bucket, key, len(values))
         self._resume[tp] = mark.next
         writer.reset()
@@ -413,14 +415,40 @@ class S3SinkTask(ArrowSinkTask):
             raise ConnectException(f"s3://{config.bucket}/{last.key} was not written by this sink (it carries no "
                                    "group metadata): cannot tell where to resume")
         self._marks[tp] = (last.key, mark)
+        group = mark.group
         if config.partitioner == "default":
-            self._listed[tp] = [o for o in found if o.start >= mark.start]
-        present = sum(1 for o in found if mark.start <= o.start < mark.next)
-        if present >= mark.objects:
-            return mark.next
-        log.warning("%s: %s's last group [%d, %d) has %d of its %d objects: writing it again",
-                    config.connector_name, tp, mark.start, mark.next, present, mark.objects)
-        return mark.start
+            self._listed[tp] = [o for o in found if o.start >= group.start]
+        in_range = [o for o in found if group.start <= o.start < group.next]
+        if self._group_complete(tp, last, mark, in_range):
+            return group.next
+        return group.start
+
+    def _group_complete(self, tp: TopicPartition, last: StoredObject, mark: ObjectMark,
+                        in_range: list[StoredObject]) -> bool:
+        """Whether the group of ``tp``'s last object (``mark``) is all there, judged by its records: the objects
+        in its offset range that carry its mark must be as many as it had and hold its records between them.
+        Objects in the range from another upload of those offsets (another cut of the same records) do not
+        count. Groups written before objects counted their records are judged by the number of objects."""
+        config, bucket, group = self._require_config(), self._require_bucket(), mark.group
+        if group.records is None or mark.records is None:
+            members, records = len(in_range), None
+        else:
+            marks = {o.key: mark if o.key == last.key else bucket.mark(o.key) for o in in_range}
+            strays = sorted(key for key, m in marks.items() if m is None or m.group != group)
+            if strays:
+                log.warning("%s: %s: %s lie in the last group's offsets [%d, %d) but were uploaded in another "
+                            "group: not counted", config.connector_name, tp, ", ".join(strays), group.start,
+                            group.next)
+            counted = [m for m in marks.values() if m is not None and m.group == group]
+            members, records = len(counted), sum(m.records or 0 for m in counted)
+            if members == group.objects and records == group.records:
+                return True
+        if records is None and members >= group.objects:
+            return True
+        log.warning("%s: %s's last group [%d, %d) has %d of its %d objects%s: writing it again",
+                    config.connector_name, tp, group.start, group.next, members, group.objects,
+                    "" if records is None else f" and {records} of its {group.records} records")
+        return False
 
     def _prefix(self, tp: TopicPartition) -> str:
         """The longest key prefix shared by all of ``tp``'s objects."""
