@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from kafka.errors import (
     CoordinatorLoadInProgressError,
@@ -41,6 +41,9 @@ from connect_spark.storage.offsets import (
     encode_value,
     normalize_offsets,
 )
+
+if TYPE_CHECKING:
+    from connect_spark.storage.transactional_offsets import TransactionalClaim
 
 __all__ = ["KafkaOffsetStore"]
 
@@ -229,10 +232,22 @@ class KafkaOffsetStore(OffsetStore):
                 f"Committing offsets of {connector} to topic {self.topic} failed ({offsets_text(changes)}): {e}"
             ) from e
         log.debug("Committed offsets of %s: %s", connector, ", ".join(written))
-        self._commit_group(group_id or consumer_group_id(connector), changes)
+        self.mirror_group(group_id or consumer_group_id(connector), changes)
 
-    def _commit_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
-        """Mirror ``changes`` into the consumer group; never raises (the topic already has them)."""
+    def claim(self, connector: str) -> "TransactionalClaim":
+        """A transactional claim of ``connector``'s offsets, opened: every earlier claim is fenced at the broker
+        (:mod:`connect_spark.storage.transactional_offsets`). See :meth:`OffsetStore.claim`."""
+        from connect_spark.kafka.clients import kafka_client_kwargs
+        from connect_spark.storage.transactional_offsets import TransactionalClaim
+
+        if not self._log.started:
+            raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
+        settings = {**kafka_client_kwargs(self._log.client_config), "bootstrap_servers": self.bootstrap_servers}
+        return TransactionalClaim(self, connector, settings).open()
+
+    def mirror_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
+        """Mirror ``changes`` into the consumer group; never raises (the topic already has them). Called after
+        every committed write, by :meth:`write` and by a claim's write."""
         admin = self._log.admin
         if admin is None:
             return
