@@ -210,7 +210,7 @@ class Supervisor:
             self.auto_restarts.forget(name)
             if owned is not None:
                 self._drop(name, state=None)
-            if owned is not None or self.group is None or self.group.is_leader:
+            if (owned is not None or self.group is None or self.group.is_leader) and not self._fenced(name, "deletes"):
                 self.status_store.destroy(name)
             return
         if owned is not None and (owned.properties != info.properties or restart is not None):
@@ -334,7 +334,8 @@ class Supervisor:
             self._owned.pop(name, None)
         task_ids = set(owned.handle.task_ids()) | set(self.status_store.tasks(name))
         if state is None:
-            self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
+            if not self._fenced(name, "task status deletes"):
+                self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
         else:
             if state is State.UNASSIGNED and self.group is not None:
                 self.status_store.refresh()  # what a worker that took the connector over wrote meanwhile
@@ -370,6 +371,13 @@ class Supervisor:
             self._write(name, task_id, state)
         self._write(name, None, state)
 
+    def _fenced(self, name: str, what: str) -> bool:
+        """True (with a log line) when this worker lost its group membership: it writes no status then."""
+        if self.group is None or not self.group.fenced():
+            return False
+        log.info("Connector %s: not writing %s, this worker lost its group membership", name, what)
+        return True
+
     def _write(self, name: str, task: int | None, state: State, trace: str | None = None,
                generation: int | None = None) -> None:
         """Write a status. In a group it carries the generation the owned connector was started in (else the
@@ -379,8 +387,7 @@ class Supervisor:
             check_transition(current.state if current else None, state, task=task is not None)
             self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, self.generation))
             return
-        if self.group.fenced():  # another worker may own it now: its status is the one to keep
-            log.info("Connector %s: not writing %s, this worker lost its group membership", name, state.value)
+        if self._fenced(name, state.value):  # another worker may own it now: its status is the one to keep
             return
         if generation is None:
             owned = self._owned.get(name)

@@ -227,6 +227,7 @@ class GroupView:
     def __init__(self, assigned):
         self.assigned_names = set(assigned)
         self.generation, self.is_leader, self.rebalancing = 3, True, False
+        self.is_fenced = False
 
     def bind_owned(self, owned):
         pass
@@ -235,7 +236,7 @@ class GroupView:
         return set(self.assigned_names)
 
     def fenced(self):
-        return False
+        return self.is_fenced
 
     def revocations_done(self):
         pass
@@ -370,3 +371,21 @@ def test_the_status_store_drops_a_write_of_an_older_generation_from_another_work
     assert status.put_safe(StatusRecord("c", None, State.RUNNING, None, me, 7))  # a newer generation again
     assert status.connector("c").worker_id == me
     assert status.put_safe(StatusRecord("c", 0, State.RUNNING, None, me, 1))  # nothing there yet
+
+
+def test_a_fenced_worker_deletes_no_status(tmp_path):
+    """A connector deleted while this worker is fenced: its statuses are left to the worker that owns it now."""
+    group = GroupView({"c"})
+    run = _GroupHerder(tmp_path, group, ScriptedHandle)
+    try:
+        run.herder.create_connector("c", sink(tmp_path))
+        wait_for(lambda: (s := run.status.connector("c")) and s.state is State.RUNNING)
+        group.is_fenced = True
+        run.config.remove_connector("c")
+        run.herder.supervisor.mark("c")
+        wait_for(lambda: not run.herder.supervisor.owns("c"))
+        dropped = time.monotonic()
+        wait_for(lambda: (run.herder.supervisor.last_loop or 0) > dropped)  # the reconciliation is over
+        assert run.status.connector("c").state is State.RUNNING and len(run.status.tasks("c")) == 2
+    finally:
+        run.close()
