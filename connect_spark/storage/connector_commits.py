@@ -9,7 +9,7 @@ and :meth:`ConnectorCommits.close` from its stop, after the tasks' final commits
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Callable, Sequence
 
 from connect_spark.storage.committer import Offsets, OffsetCommitter
 from connect_spark.storage.offsets import OffsetClaim, OffsetsFenced, OffsetStore
@@ -40,9 +40,10 @@ class ConnectorCommits:
         self._claim: OffsetClaim | None = None
         self.committer = OffsetCommitter(name, self._write, on_written)
 
-    def claim(self) -> None:
-        """Claim the offsets (the runner's start, before its first read of them)."""
-        self._claim = self.store.claim(self.name)
+    def claim(self, also_fence: Sequence[str] = ()) -> None:
+        """Claim the offsets (the runner's start, before its first read of them); ``also_fence``: the
+        transactional ids of real-time mode's per-partition commits, fenced too."""
+        self._claim = self.store.claim(self.name, also_fence)
 
     def submit(self, offsets: Offsets) -> None:
         """Hand a commit to the committer; raises the previous write's failure (see ``OffsetCommitter.submit``)."""

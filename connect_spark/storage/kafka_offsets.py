@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from kafka.errors import (
     CoordinatorLoadInProgressError,
@@ -234,16 +234,23 @@ class KafkaOffsetStore(OffsetStore):
         log.debug("Committed offsets of %s: %s", connector, ", ".join(written))
         self.mirror_group(group_id or consumer_group_id(connector), changes)
 
-    def claim(self, connector: str) -> "TransactionalClaim":
-        """A transactional claim of ``connector``'s offsets, opened: every earlier claim is fenced at the broker
+    def claim(self, connector: str, also_fence: Sequence[str] = ()) -> "TransactionalClaim":
+        """A transactional claim of ``connector``'s offsets, opened: every earlier claim is fenced at the broker,
+        and so is every earlier holder of the ``also_fence`` ids
         (:mod:`connect_spark.storage.transactional_offsets`). See :meth:`OffsetStore.claim`."""
         from connect_spark.kafka.clients import kafka_client_kwargs
-        from connect_spark.storage.transactional_offsets import TransactionalClaim
+        from connect_spark.storage.transactional_offsets import TransactionalClaim, fence_transactional_ids
 
         if not self._log.started:
             raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
         settings = {**kafka_client_kwargs(self._log.client_config), "bootstrap_servers": self.bootstrap_servers}
-        return TransactionalClaim(self, connector, settings).open()
+        claim = TransactionalClaim(self, connector, settings).open()
+        try:
+            fence_transactional_ids(settings, also_fence, self.timeout_s)
+        except BaseException:
+            claim.release()
+            raise
+        return claim
 
     def mirror_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
         """Mirror ``changes`` into the consumer group; never raises (the topic already has them). Called after

@@ -29,7 +29,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
@@ -137,8 +137,11 @@ class OffsetStore(abc.ABC):
                 failed); the caller must not advance.
         """
 
-    def claim(self, connector: str) -> "OffsetClaim":
+    def claim(self, connector: str, also_fence: Sequence[str] = ()) -> "OffsetClaim":
         """Become the only writer of ``connector``'s offsets; every earlier claim of it is fenced.
+
+        ``also_fence``: more Kafka transactional ids that commit this connector's offsets (real-time mode's,
+        one per partition): a store with transactions fences their earlier holders too.
 
         Called by :class:`~connect_spark.storage.owner.OffsetOwner`, which every worker writes through, when a
         connector starts (before its first read of the committed offsets) and for a one-off write (REST).

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from connect_spark.api.records import TopicPartition
 from connect_spark.storage.offsets import OffsetClaim, OffsetsFenced, OffsetStore
@@ -103,9 +103,10 @@ class OffsetOwner(OffsetStore):
             raise OffsetsFenced(f"Worker {self.worker_id} lost its group membership; the offsets of {connector} "
                                 "are not committed (another worker may run it now)")
 
-    def claim(self, connector: str) -> HeldClaim:
+    def claim(self, connector: str, also_fence: Sequence[str] = ()) -> HeldClaim:
         """Claim ``connector``'s offsets for a runner that is starting (before it reads them). A claim this
-        process still holds for the connector is released first: the new one fences it anyway.
+        process still holds for the connector is released first: the new one fences it anyway. ``also_fence``:
+        see :meth:`OffsetStore.claim`.
 
         Raises:
             OffsetsFenced: this worker knows it is fenced.
@@ -118,7 +119,7 @@ class OffsetOwner(OffsetStore):
             log.warning("Worker %s: a claim of the offsets of %s was still held; releasing it", self.worker_id,
                         connector)
             stale.inner.release()
-        held = HeldClaim(self, self.store.claim(connector))
+        held = HeldClaim(self, self.store.claim(connector, also_fence))
         with self._lock:
             self._claims[connector] = held
         return held

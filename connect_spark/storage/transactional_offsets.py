@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.storage.offsets import (
@@ -36,7 +36,7 @@ from connect_spark.storage.offsets import (
 if TYPE_CHECKING:
     from connect_spark.storage.kafka_offsets import KafkaOffsetStore
 
-__all__ = ["TransactionalClaim", "offsets_transactional_id"]
+__all__ = ["TransactionalClaim", "offsets_transactional_id", "fence_transactional_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,43 @@ def offsets_transactional_id(offsets_topic: str, connector: str) -> str:
     same name without fencing each other; two writers of one topic's records of one connector cannot.
     """
     return f"connect-spark-offsets:{offsets_topic}:{connector}"
+
+
+def fence_transactional_ids(settings: Mapping[str, Any], transactional_ids: Sequence[str], timeout_s: float) -> None:
+    """Call ``init_transactions`` once for each id (a few at a time), then close the producers: every earlier
+    holder of those ids is fenced, and a transaction it left open is aborted.
+
+    Called by :meth:`~connect_spark.storage.kafka_offsets.KafkaOffsetStore.claim` with the ids of real-time
+    mode's per-partition commits, when the worker that now owns the connector starts it.
+
+    Raises:
+        OffsetStoreError: an id could not be initialised (the message names it).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaError
+
+    from connect_spark.kafka.clients import accepted_kwargs
+
+    def fence(transactional_id: str) -> None:
+        producer = None
+        try:
+            producer = KafkaProducer(**accepted_kwargs(KafkaProducer, {
+                **settings, "client_id": "connect-spark-fence", "transactional_id": transactional_id,
+                "max_block_ms": int(timeout_s * 1000)}))
+            producer.init_transactions()
+        except KafkaError as e:
+            raise OffsetStoreError(f"Cannot fence the transactional id {transactional_id}: {e!r}") from e
+        finally:
+            if producer is not None:
+                producer.close(timeout=5)
+
+    if not transactional_ids:
+        return
+    with ThreadPoolExecutor(max_workers=min(8, len(transactional_ids)), thread_name_prefix="fence") as pool:
+        list(pool.map(fence, transactional_ids))
+    log.info("Fenced %d transactional id(s) of earlier owners", len(transactional_ids))
 
 
 def _is_fencing(error: BaseException) -> bool:

@@ -17,8 +17,8 @@ class _CountingStore(FileOffsetStore):
         super().__init__(path)
         self.claims: list[OffsetClaim] = []
 
-    def claim(self, connector):
-        claim = super().claim(connector)
+    def claim(self, connector, also_fence=()):
+        claim = super().claim(connector, also_fence)
         self.claims.append(claim)
         return claim
 

@@ -37,6 +37,7 @@ from connect_spark.runtime.worker.graceful_stop import take_batch_lock
 from connect_spark.runtime.worker.partitions import PartitionDirectory
 from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.processors.remote_batches import processor_for
+from connect_spark.runtime.realtime.commits import transactional_ids
 from connect_spark.runtime.worker.stalls import StallDetector
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
 from connect_spark.storage.connector_commits import ConnectorCommits
@@ -158,7 +159,8 @@ class ConnectorRunner:
         self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
                                              self.config.topics_regex)
         partitions = self._directory.partitions()
-        self._commits.claim()  # fences every earlier writer of the offsets: before reading them
+        realtime = transactional_ids(self.name, partitions) if self.execution_mode == "realtime" else []
+        self._commits.claim(realtime)  # fences every earlier writer of the offsets: before reading them
         committed = self.offset_store.read(self.name)
         self.committed = dict(committed)
         positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
