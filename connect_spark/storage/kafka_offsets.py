@@ -81,6 +81,10 @@ class KafkaOffsetStore(OffsetStore):
     (a source connector's offsets when the topic is shared with a Kafka Connect cluster, garbage) are
     skipped: the first ten per store with a WARN each, later ones at DEBUG.
 
+    Workers write through claims (:meth:`claim`, made by :class:`~connect_spark.storage.owner.OffsetOwner`):
+    one transaction per write, fenced by the broker. :meth:`write` is the store's own unfenced write, for
+    tools that run no connector.
+
     The topic is the source of truth. :meth:`write` also commits the same offsets to the consumer group
     (``connect-<connector>`` unless told otherwise) through the admin client, which is legal because
     that group has no members; a failure there is logged as a WARN and does not fail the write, since

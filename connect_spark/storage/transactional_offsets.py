@@ -92,7 +92,12 @@ def fence_transactional_ids(settings: Mapping[str, Any], transactional_ids: Sequ
 
 
 def _is_fencing(error: BaseException) -> bool:
-    """Whether ``error`` (or what it wraps) says a newer producer of the same transactional id exists."""
+    """Whether ``error`` (or what it wraps) says a newer producer of the same transactional id exists.
+
+    kafka-python raises ``ProducerFencedError`` only from the call that met the refusal; every later call
+    on that producer raises a plain ``KafkaError`` whose message names the error state it is in, which is
+    why the message is looked at too.
+    """
     from kafka.errors import InvalidProducerEpochError, ProducerFencedError
 
     seen = error
