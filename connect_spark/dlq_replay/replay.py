@@ -260,7 +260,7 @@ def _batch_ends(letters: list[DeadLetter]) -> dict[int, int]:
 def _earlier_position(worker: "WorkerConfig", connector: "ConnectorConfig") -> dict[int, int]:
     """The position a replay stored in the worker's offset store before replays kept their progress
     (``{}`` when none did)."""
-    from connect_spark.runtime.worker.standalone import build_offset_store
+    from connect_spark.storage.owner import build_offset_store
 
     with build_offset_store(worker) as store:
         stored = store.read(position_name(connector.name))

@@ -104,11 +104,11 @@ class DistributedWorker:
         from connect_spark.herder.herder import Herder
         from connect_spark.rest.app import create_app
         from connect_spark.rest.server import RestServer
-        from connect_spark.runtime.worker.standalone import build_offset_store
+        from connect_spark.storage.owner import build_offset_store
         from connect_spark.status.stores import config_store_for, status_store_for
 
         worker = self.worker
-        offset_store = build_offset_store(worker)
+        offset_store = build_offset_store(worker, lambda: self.group is not None and self.group.fenced())
         config_store = config_store_for(worker)
         status_store = status_store_for(worker)
         started: list[Any] = []
@@ -121,16 +121,15 @@ class DistributedWorker:
             server = RestServer(None, listener)
             host = worker.rest_advertised_host_name or ("127.0.0.1" if server.host in ("0.0.0.0", "::") else server.host)
             worker_id = f"{host}:{server.port}"
-            runner_offsets = offset_store
+            offset_store.worker_id = worker_id
             if worker.group_id:
-                from connect_spark.herder.fencing import FencedOffsetStore
                 from connect_spark.herder.membership import WorkerGroup
 
                 self.group = WorkerGroup(worker, worker_id, f"http://{worker_id}", config_store, status_store,
                                          lambda: self.herder.assignment_changed() if self.herder else None)
-                runner_offsets = FencedOffsetStore(offset_store, self.group.fenced, worker_id)
+            # every offset write, the runners' and the REST API's, goes through the owner: fenced in one place
             self.herder = Herder(worker, config_store, status_store, offset_store,
-                                 lambda config: RunnerHandle(self._session, worker, config, runner_offsets), worker_id,
+                                 lambda config: RunnerHandle(self._session, worker, config, offset_store), worker_id,
                                  group=self.group)
             server.app = create_app(self.herder, worker.rest_basic_auth, _kafka_cluster_id(worker))
             self.server = server

@@ -51,7 +51,7 @@ def seed_standalone_offsets(worker_props: object, connector_props: object, path:
     """``connect-spark standalone --offsets FILE``: write the file's offsets for the (single) connector before it
     starts, unless the offset store already holds offsets for it (the connector then resumes where it was)."""
     from connect_spark.config.validation import validate_configs
-    from connect_spark.runtime.worker.standalone import build_offset_store
+    from connect_spark.storage.owner import build_offset_store
 
     worker, (connector,) = validate_configs(worker_props, [connector_props])  # type: ignore[arg-type]
     offsets = read_offsets_file(path)

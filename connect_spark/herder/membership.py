@@ -11,7 +11,7 @@ status store which connectors a departed worker ran, and computes the assignment
 The herder reads :meth:`WorkerGroup.assigned` at every reconciliation: it starts what is assigned and
 stops the rest. A worker that lost its membership (:meth:`WorkerGroup.fenced`: its session expired or
 the coordinator forgot it) is assigned nothing, and its offset commits are refused (see
-:class:`~connect_spark.herder.fencing.FencedOffsetStore`).
+:class:`~connect_spark.storage.owner.OffsetOwner`; the broker fences them too).
 
 The group hooks run on kafka-python's network loop, so they only record state; the stopping and
 starting happens on the herder's supervisor thread.
@@ -77,30 +77,22 @@ class WorkerGroup:
         url: the REST API's base URL, for forwarding.
         config_store, status_store: the started stores.
         on_change: called (from the group thread) when the assignment or the membership changed.
+        clock: monotonic seconds, compared with the heartbeats' times (tests give a fake one).
+        coordinator: the group client; made (with its Kafka connection) when not given (tests give a fake one).
     """
 
     def __init__(self, worker: "WorkerConfig", worker_id: str, url: str, config_store: "ConfigStore",
-                 status_store: "StatusStore", on_change: Callable[[], None]) -> None:
-        from kafka.net.compat import KafkaNetClient
-
-        from connect_spark.kafka.clients import kafka_client_kwargs
-
+                 status_store: "StatusStore", on_change: Callable[[], None],
+                 clock: Callable[[], float] = time.monotonic, coordinator: Any = None) -> None:
         self.worker = worker
         self.worker_id = worker_id
         self.url = url
         self.config_store = config_store
         self.status_store = status_store
         self.on_change = on_change
-        settings = {**kafka_client_kwargs(worker.kafka_client_config()),
-                    "bootstrap_servers": worker.bootstrap_servers, "client_id": f"connect-spark-{worker_id}"}
-        self._client = KafkaNetClient(**settings)
-        manager = self._client._manager  # kafka-python's own consumer starts its client the same way
-        manager._net.start()
-        manager.bootstrap(worker.rebalance_timeout_ms)
-        self._coordinator = _Coordinator(
-            self, self._client, group_id=worker.group_id, session_timeout_ms=worker.session_timeout_ms,
-            heartbeat_interval_ms=worker.heartbeat_interval_ms, max_poll_interval_ms=worker.rebalance_timeout_ms,
-            retry_backoff_ms=100, api_version=manager.broker_version)
+        self._clock = clock
+        self._client: Any = None
+        self._coordinator = coordinator if coordinator is not None else self._connect()
         self._lock = threading.RLock()
         self._assigned: frozenset[str] = frozenset()
         self._revoked: frozenset[str] = frozenset()
@@ -120,6 +112,24 @@ class WorkerGroup:
         self._rejoin_at: float | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    def _connect(self) -> "_Coordinator":
+        """Make the group client: a Kafka connection, and kafka-python's group coordinator over it."""
+        from kafka.net.compat import KafkaNetClient
+
+        from connect_spark.kafka.clients import kafka_client_kwargs
+
+        worker = self.worker
+        settings = {**kafka_client_kwargs(worker.kafka_client_config()),
+                    "bootstrap_servers": worker.bootstrap_servers, "client_id": f"connect-spark-{self.worker_id}"}
+        self._client = KafkaNetClient(**settings)
+        manager = self._client._manager  # kafka-python's own consumer starts its client the same way
+        manager._net.start()
+        manager.bootstrap(worker.rebalance_timeout_ms)
+        return _Coordinator(
+            self, self._client, group_id=worker.group_id, session_timeout_ms=worker.session_timeout_ms,
+            heartbeat_interval_ms=worker.heartbeat_interval_ms, max_poll_interval_ms=worker.rebalance_timeout_ms,
+            retry_backoff_ms=100, api_version=manager.broker_version)
 
     # -- the herder's side ---------------------------------------------------------------------------
 
@@ -143,7 +153,7 @@ class WorkerGroup:
         if state is KafkaMemberState.STABLE:
             heartbeat = coordinator.heartbeat
             last = max(heartbeat.last_receive, heartbeat.last_reset)
-            if time.monotonic() - last > self.worker.session_timeout_ms / 1000:
+            if self._clock() - last > self.worker.session_timeout_ms / 1000:
                 with self._lock:  # latched: a late heartbeat answer does not unfence; only the next join does
                     self.generation = -1
                 return True
@@ -309,7 +319,8 @@ class WorkerGroup:
         except Exception as e:
             log.warning("Worker %s: leaving the group raised %r", self.worker_id, e)
         try:
-            self._client.close()
+            if self._client is not None:
+                self._client.close()
         except Exception as e:
             log.debug("Closing the group client raised %r", e)
         log.info("Worker %s left group %s", self.worker_id, self.worker.group_id)

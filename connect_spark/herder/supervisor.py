@@ -49,6 +49,7 @@ class _Owned:
 
     handle: ConnectorHandle
     properties: dict[str, str]
+    generation: int = -1  # the group generation it was started in: its status writes carry it
     running: bool = False  # started and not paused
     failed: bool = False  # the connector or its tasks FAILED: only a restart (or a new config) brings it back
 
@@ -209,7 +210,7 @@ class Supervisor:
             self.auto_restarts.forget(name)
             if owned is not None:
                 self._drop(name, state=None)
-            if owned is not None or self.group is None or self.group.is_leader:
+            if (owned is not None or self.group is None or self.group.is_leader) and not self._fenced(name, "deletes"):
                 self.status_store.destroy(name)
             return
         if owned is not None and (owned.properties != info.properties or restart is not None):
@@ -232,7 +233,8 @@ class Supervisor:
                 log.error("Connector %s FAILED: its stored configuration is not valid: %s", name, e)
                 self._write(name, None, State.FAILED, format_trace(e))
                 return
-            owned = self._owned[name] = _Owned(handle, dict(info.properties))
+            generation = self.group.generation if self.group is not None else self.generation
+            owned = self._owned[name] = _Owned(handle, dict(info.properties), generation)
             if target is TargetState.PAUSED:
                 self._write_all(name, owned, State.PAUSED, tasks_from=info.task_configs)
                 return
@@ -315,32 +317,42 @@ class Supervisor:
         return trace if planned is None else f"{trace}\n{planned}"
 
     def _drop(self, name: str, state: State | None) -> None:
-        """Stop and forget the handle; tasks become ``state`` (``None``: their statuses are removed)."""
-        owned = self._owned.pop(name, None)
+        """Stop the handle, then forget it; tasks become ``state`` (``None``: their statuses are removed).
+
+        The connector stays in the owned set until its handle has stopped (its final commit written or
+        refused): a fenced worker rejoins its group only once it owns nothing, so no other worker is given
+        the connector while this one may still commit for it.
+        """
+        owned = self._owned.get(name)
         if owned is None:
             return
         try:
             owned.handle.stop()
         except Exception as e:
             log.warning("Connector %s: stopping raised %r", name, e)
+        finally:
+            self._owned.pop(name, None)
         task_ids = set(owned.handle.task_ids()) | set(self.status_store.tasks(name))
         if state is None:
-            self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
+            if not self._fenced(name, "task status deletes"):
+                self.status_store.put_all([StatusRecord(name, t, None) for t in sorted(task_ids)])
         else:
             if state is State.UNASSIGNED and self.group is not None:
                 self.status_store.refresh()  # what a worker that took the connector over wrote meanwhile
             for task_id in sorted(task_ids):
-                self._release(name, task_id, state)
-            self._release(name, None, state)
+                self._release(name, task_id, state, owned.generation)
+            self._release(name, None, state, owned.generation)
         with self._idle:
             self._idle.notify_all()
 
-    def _release(self, name: str, task: int | None, state: State) -> None:
+    def _release(self, name: str, task: int | None, state: State, generation: int) -> None:
         """Write the state a dropped instance is left in, except UNASSIGNED over another worker's status.
 
         In a group, a worker that was suspended past its session timeout drops its connectors only after it
         resumes, possibly after it has rejoined (so it is no longer fenced): by then another worker runs them
         and its status stands (Kafka Connect's workers release a connector before the next owner starts it).
+        The write carries the generation the connector was started in, so the status store also drops it
+        when another worker wrote a status in a newer generation.
         """
         if state is State.UNASSIGNED and self.group is not None:
             current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
@@ -348,7 +360,7 @@ class Supervisor:
                 log.info("Connector %s: %s is run by worker %s now; its status stands", name,
                          "the connector" if task is None else f"task {task}", current.worker_id)
                 return
-        self._write(name, task, state)
+        self._write(name, task, state, generation=generation)
 
     def _write_all(self, name: str, owned: _Owned, state: State,
                    tasks_from: list[dict[str, str]] | None = None) -> None:
@@ -359,15 +371,29 @@ class Supervisor:
             self._write(name, task_id, state)
         self._write(name, None, state)
 
-    def _write(self, name: str, task: int | None, state: State, trace: str | None = None) -> None:
-        generation = self.generation
-        if self.group is not None:
-            if self.group.fenced():  # another worker may own it now: its status is the one to keep
-                log.info("Connector %s: not writing %s, this worker lost its group membership", name, state.value)
-                return
-            generation = self.group.generation
+    def _fenced(self, name: str, what: str) -> bool:
+        """True (with a log line) when this worker lost its group membership: it writes no status then."""
+        if self.group is None or not self.group.fenced():
+            return False
+        log.info("Connector %s: not writing %s, this worker lost its group membership", name, what)
+        return True
+
+    def _write(self, name: str, task: int | None, state: State, trace: str | None = None,
+               generation: int | None = None) -> None:
+        """Write a status. In a group it carries the generation the owned connector was started in (else the
+        current one) and goes through the status store's ``put_safe``: a newer generation's status stands."""
+        if self.group is None:
+            current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
+            check_transition(current.state if current else None, state, task=task is not None)
+            self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, self.generation))
+            return
+        if self._fenced(name, state.value):  # another worker may own it now: its status is the one to keep
+            return
+        if generation is None:
+            owned = self._owned.get(name)
+            generation = owned.generation if owned is not None else self.group.generation
         current = self.status_store.connector(name) if task is None else self.status_store.task(name, task)
         check_transition(current.state if current else None, state, task=task is not None)
-        self.status_store.put(StatusRecord(name, task, state, trace, self.worker_id, generation))
+        self.status_store.put_safe(StatusRecord(name, task, state, trace, self.worker_id, generation))
 
 

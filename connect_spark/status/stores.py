@@ -82,6 +82,25 @@ class StatusStore:
             value = rec.encode_status(status.state, status.worker_id or "", status.generation, status.trace)
         self._log.send([(key, value)])
 
+    def put_safe(self, status: rec.StatusRecord) -> bool:
+        """Write ``status`` unless the status it would replace was written by another worker in a newer
+        generation (Kafka Connect's ``putSafe``): a worker that lost a connector while it was suspended
+        must not overwrite what the worker that took the connector over wrote. Decided on the view as read
+        so far (the supervisor refreshes it before releasing a connector). Returns whether it was written.
+        """
+        with self._lock:
+            current = (self._connectors.get(status.connector) if status.task is None
+                       else self._tasks.get(status.connector, {}).get(status.task))
+        if (current is not None and current.worker_id and current.worker_id != status.worker_id
+                and current.generation > status.generation):
+            log.info("Status of %s%s not written: %s from worker %s (generation %d) is newer than this worker's "
+                     "generation %d", status.connector, "" if status.task is None else f" task {status.task}",
+                     current.state.value if current.state else "none", current.worker_id, current.generation,
+                     status.generation)
+            return False
+        self.put(status)
+        return True
+
     def put_all(self, statuses: list[rec.StatusRecord]) -> None:
         """Write several statuses at once (a connector and its tasks)."""
         batch = []

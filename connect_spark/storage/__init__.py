@@ -7,6 +7,10 @@ a file implementation, for a standalone worker:
   :class:`~connect_spark.storage.kafka_offsets.KafkaOffsetStore`,
   :class:`~connect_spark.storage.file_offsets.FileOffsetStore`.
 
+Every worker process writes offsets through one :class:`~connect_spark.storage.owner.OffsetOwner`
+(:func:`~connect_spark.storage.owner.build_offset_store`), which claims a connector's offsets before
+writing them; on Kafka a claim is a transactional producer the broker fences
+(:mod:`connect_spark.storage.transactional_offsets`).
 :mod:`connect_spark.kafka` holds what the Kafka-backed stores share;
 :class:`~connect_spark.storage.committer.OffsetCommitter` writes a running connector's commits to its
 store in order, on a background thread. Implementations are

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from kafka.errors import (
     CoordinatorLoadInProgressError,
@@ -41,6 +41,9 @@ from connect_spark.storage.offsets import (
     encode_value,
     normalize_offsets,
 )
+
+if TYPE_CHECKING:
+    from connect_spark.storage.transactional_offsets import TransactionalClaim
 
 __all__ = ["KafkaOffsetStore"]
 
@@ -77,6 +80,10 @@ class KafkaOffsetStore(OffsetStore):
     them, so Kafka Connect tooling and this store agree on where a key lives. Records of other shapes
     (a source connector's offsets when the topic is shared with a Kafka Connect cluster, garbage) are
     skipped: the first ten per store with a WARN each, later ones at DEBUG.
+
+    Workers write through claims (:meth:`claim`, made by :class:`~connect_spark.storage.owner.OffsetOwner`):
+    one transaction per write, fenced by the broker. :meth:`write` is the store's own unfenced write, for
+    tools that run no connector.
 
     The topic is the source of truth. :meth:`write` also commits the same offsets to the consumer group
     (``connect-<connector>`` unless told otherwise) through the admin client, which is legal because
@@ -229,10 +236,29 @@ class KafkaOffsetStore(OffsetStore):
                 f"Committing offsets of {connector} to topic {self.topic} failed ({offsets_text(changes)}): {e}"
             ) from e
         log.debug("Committed offsets of %s: %s", connector, ", ".join(written))
-        self._commit_group(group_id or consumer_group_id(connector), changes)
+        self.mirror_group(group_id or consumer_group_id(connector), changes)
 
-    def _commit_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
-        """Mirror ``changes`` into the consumer group; never raises (the topic already has them)."""
+    def claim(self, connector: str, also_fence: Sequence[str] = ()) -> "TransactionalClaim":
+        """A transactional claim of ``connector``'s offsets, opened: every earlier claim is fenced at the broker,
+        and so is every earlier holder of the ``also_fence`` ids
+        (:mod:`connect_spark.storage.transactional_offsets`). See :meth:`OffsetStore.claim`."""
+        from connect_spark.kafka.clients import kafka_client_kwargs
+        from connect_spark.storage.transactional_offsets import TransactionalClaim, fence_transactional_ids
+
+        if not self._log.started:
+            raise OffsetStoreError(f"The offset store on topic {self.topic} is not started")
+        settings = {**kafka_client_kwargs(self._log.client_config), "bootstrap_servers": self.bootstrap_servers}
+        claim = TransactionalClaim(self, connector, settings).open()
+        try:
+            fence_transactional_ids(settings, also_fence, self.timeout_s)
+        except BaseException:
+            claim.release()
+            raise
+        return claim
+
+    def mirror_group(self, group_id: str, changes: Mapping[TopicPartition, int | None]) -> None:
+        """Mirror ``changes`` into the consumer group; never raises (the topic already has them). Called after
+        every committed write, by :meth:`write` and by a claim's write."""
         admin = self._log.admin
         if admin is None:
             return

@@ -29,7 +29,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition
@@ -43,6 +43,8 @@ __all__ = [
     "KafkaOffsetStore",
     "FileOffsetStore",
     "OffsetStoreError",
+    "OffsetsFenced",
+    "OffsetClaim",
     "OffsetRecord",
     "UnexpectedOffsetRecord",
     "consumer_group_id",
@@ -64,6 +66,11 @@ KAFKA_OFFSET_KEY = "kafka_offset"
 
 class OffsetStoreError(ConnectException):
     """Offsets could not be read or written, or were given in a form that cannot be stored."""
+
+
+class OffsetsFenced(OffsetStoreError):
+    """Another worker (or a later start in this one) claimed the connector's offsets: this claim may never write
+    again, and whatever it was running for the connector must stop."""
 
 
 def consumer_group_id(connector: str) -> str:
@@ -130,12 +137,52 @@ class OffsetStore(abc.ABC):
                 failed); the caller must not advance.
         """
 
+    def claim(self, connector: str, also_fence: Sequence[str] = ()) -> "OffsetClaim":
+        """Become the only writer of ``connector``'s offsets; every earlier claim of it is fenced.
+
+        ``also_fence``: more Kafka transactional ids that commit this connector's offsets (real-time mode's,
+        one per partition): a store with transactions fences their earlier holders too.
+
+        Called by :class:`~connect_spark.storage.owner.OffsetOwner`, which every worker writes through, when a
+        connector starts (before its first read of the committed offsets) and for a one-off write (REST).
+        This default claim writes through :meth:`write` and fences nothing: a store that a single process
+        uses (the file store) has no other writer to fence.
+
+        Raises:
+            OffsetStoreError: the claim cannot be made now.
+        """
+        return OffsetClaim(self, connector)
+
     def __enter__(self) -> "OffsetStore":
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class OffsetClaim:
+    """One claim of one connector's offsets (see :meth:`OffsetStore.claim`); this base writes through the store.
+
+    :meth:`write` is called by the claim's holder (the runner's committer thread, or the herder for a one-off
+    write), one write at a time; :meth:`release` once, when the holder is done.
+    """
+
+    def __init__(self, store: OffsetStore, connector: str) -> None:
+        self.store = store
+        self.connector = connector
+
+    def write(self, offsets: Mapping[TopicPartition, int | None], group_id: str | None = None) -> None:
+        """Commit ``offsets`` as :meth:`OffsetStore.write` does.
+
+        Raises:
+            OffsetsFenced: a later claim of the connector exists; nothing was written, nor will be.
+            OffsetStoreError: the write failed; nothing can be assumed committed.
+        """
+        self.store.write(self.connector, offsets, group_id)
+
+    def release(self) -> None:
+        """The holder is done with the claim (never raises)."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ def worker_properties(bootstrap_servers: str, work_dir: str | os.PathLike[str], 
 def committed_offsets(worker: Mapping[str, str], connector_name: str) -> dict[TopicPartition, int]:
     """What the worker's offset store holds for a connector."""
     from connect_spark.config.worker import WorkerConfig
-    from connect_spark.runtime.worker.standalone import build_offset_store
+    from connect_spark.storage.owner import build_offset_store
 
     store = build_offset_store(WorkerConfig(worker))
     store.start()

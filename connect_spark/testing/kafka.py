@@ -106,13 +106,16 @@ def end_offsets(bootstrap_servers: str, topic: str) -> dict[int, int]:
         consumer.close()
 
 
-def read_topic(bootstrap_servers: str, topic: str, timeout: float = 30.0) -> list:
+def read_topic(bootstrap_servers: str, topic: str, timeout: float = 30.0, committed_only: bool = False) -> list:
     """Every record of every partition of ``topic`` up to its current end offsets (kafka-python records).
 
-    Returns an empty list when the topic does not exist.
+    ``committed_only``: read ``read_committed``, skipping the records of aborted transactions (what the
+    offset store applies); otherwise every record written, aborted ones too. Returns an empty list when the
+    topic does not exist.
     """
     consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False, group_id=None,
-                             fetch_max_bytes=16 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024)
+                             fetch_max_bytes=16 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024,
+                             isolation_level="read_committed" if committed_only else "read_uncommitted")
     try:
         partitions = [KafkaTopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
         if not partitions:

@@ -1,6 +1,7 @@
 """Three `connect-spark distributed` processes in one group.id on one broker: each connector runs on exactly
 one worker, moves after kill -9, comes back to a returning worker, survives a rolling restart; writes are
-refused (409) while the group rebalances; a suspended worker commits nothing stale.
+refused (409) while the group rebalances; a suspended worker commits nothing stale, even when suspended in the
+middle of an offset commit: the broker refuses the commit once it wakes up, and its status writes are dropped.
 
 One test walks the scenarios in order so the three Spark drivers start once. "Never on two workers at once"
 and "nothing stale committed" are checked on what the topics recorded (the status history, the offset
@@ -8,18 +9,23 @@ history), not on timing.
 """
 
 import json
+import os
 import signal
+import subprocess
+import sys
 import urllib.request
 from collections import defaultdict
+from pathlib import Path
 
 from connect_spark.config.properties import format_properties
 from connect_spark.storage.offsets import UnexpectedOffsetRecord, decode_record
 from connect_spark.testing.harness import worker_properties
 from connect_spark.testing.kafka import create_topic, produce, read_topic
 from connect_spark.testing.recording import read_recorded_calls, read_recorded_records
-from tests.integration.test_distributed import call, free_port, start_worker, stop_worker, wait_for
+from tests.integration.test_distributed import call, free_port, stop_worker, wait_for
 
 CONNECTORS = [f"c{i}" for i in range(6)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Cluster:
@@ -45,6 +51,7 @@ class Cluster:
             path.write_text(format_properties(props))
             self.files.append(path)
             self.logs.append(work_dir / f"worker-{i}.log")
+        self.markers = [work_dir / f"pause-in-commit-{i}" for i in range(3)]
 
     def url(self, i):
         return f"http://127.0.0.1:{self.ports[i]}"
@@ -53,7 +60,17 @@ class Cluster:
         return f"127.0.0.1:{self.ports[i]}"
 
     def start(self, i):
-        self.procs[i] = start_worker(self.files[i], self.logs[i])
+        """Start worker ``i`` through tests/integration/pause_in_commit.py: it suspends itself in its next
+        offset commit once the test creates ``markers[i]``."""
+        log = open(self.logs[i], "ab")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PAUSE_IN_COMMIT_MARKER": str(self.markers[i])}
+        self.procs[i] = subprocess.Popen(
+            [sys.executable, "-m", "tests.integration.pause_in_commit", "distributed", str(self.files[i])],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=str(ROOT))
+
+    def suspended(self, i):
+        with open(f"/proc/{self.procs[i].pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "T"
 
     def up(self, i):
         wait_for(lambda: call(self.url(i) + "/")[0] == 200, 180, f"worker {i}'s REST API", self.procs[i])
@@ -99,6 +116,37 @@ def running_history(bootstrap_servers, topic):
     return history
 
 
+def assert_no_stale_status(bootstrap_servers, topic):
+    """No connector or task status in the topic replaced another worker's status of a newer generation: what
+    a worker writes after another took its connector over (it was suspended past its session) is dropped."""
+    last = {}
+    for record in read_topic(bootstrap_servers, topic):
+        key = record.key.decode()
+        if not key.startswith("status-"):
+            continue
+        if record.value is None:
+            last.pop(key, None)
+            continue
+        value = json.loads(record.value)
+        before = last.get(key)
+        assert before is None or before[0] == value["worker_id"] or before[1] <= value["generation"], (
+            key, before, value)
+        last[key] = (value["worker_id"], value["generation"])
+
+
+def committed_offsets(bootstrap_servers, topic, name):
+    """The offsets of ``name`` that connect-offsets holds, as its readers (read_committed) see them."""
+    offsets = {}
+    for record in read_topic(bootstrap_servers, topic, committed_only=True):
+        try:
+            decoded = decode_record(record.key, record.value)
+        except UnexpectedOffsetRecord:
+            continue
+        if decoded.connector == name:
+            offsets[decoded.partition] = decoded.offset
+    return offsets
+
+
 def assert_never_on_two_workers(history, killed):
     """A connector RUNNING on X only becomes RUNNING on Y after X wrote it UNASSIGNED or X was killed."""
     for name, events in history.items():
@@ -113,7 +161,7 @@ def assert_never_on_two_workers(history, killed):
 
 def assert_offsets_never_go_back(bootstrap_servers, topic):
     last = {}
-    for record in read_topic(bootstrap_servers, topic):
+    for record in read_topic(bootstrap_servers, topic, committed_only=True):
         try:
             decoded = decode_record(record.key, record.value)
         except UnexpectedOffsetRecord:
@@ -221,16 +269,48 @@ def test_three_workers_share_fail_over_and_fence(bootstrap_servers, topic_name, 
         except AssertionError as e:
             raise AssertionError(f"{e}: {[call(cluster.url(0) + f'/connectors/{n}/status') for n in CONNECTORS]}")
 
+        # A worker suspended in the middle of an offset commit (before its record reached the producer), past its
+        # session: another worker takes its connectors over and commits past that commit. Resumed, the worker
+        # finishes the commit it was in: the broker refuses it (its claim of the offsets was fenced when the
+        # other worker claimed them), connect-offsets never moves back and its status writes are dropped.
+        placed = wait_for(lambda: (lambda p: p if len(p) == 6 else None)(cluster.placement(w)), 120, "six RUNNING")
+        leader_url = cluster.leader(w)
+        z = next(i for i in (2, 1, 0) if cluster.url(i) != leader_url and cluster.worker_id(i) in placed.values())
+        zombie = cluster.worker_id(z)
+        theirs = sorted(n for n, wid in placed.items() if wid == zombie)
+        cluster.markers[z].touch()
+        produce_all(bootstrap_servers, topics, 15, 3)
+        wait_for(lambda: cluster.suspended(z), 120, "the worker suspended in its commit")
+        wait_for(lambda: (lambda p: p if len(p) == 6 and zombie not in p.values() else None)(
+            cluster.placement(w)), 120, "the suspended worker's connectors elsewhere")
+        produce_all(bootstrap_servers, topics, 18, 3)
+        for name in theirs:
+            wait_for(lambda: list(committed_offsets(bootstrap_servers, cluster.offset_topic, name).values()) == [21],
+                     120, f"{name}'s offsets committed by its new worker")
+        cluster.procs[z].send_signal(signal.SIGCONT)
+        refusal = "were claimed by another worker"
+        wait_for(lambda: refusal in cluster.logs[z].read_text() or any(
+            list(committed_offsets(bootstrap_servers, cluster.offset_topic, n).values()) != [21] for n in theirs),
+            60, "the resumed worker's commit refused")
+        assert_offsets_never_go_back(bootstrap_servers, cluster.offset_topic)
+        assert refusal in cluster.logs[z].read_text()
+        for name in CONNECTORS:
+            wait_for(lambda: delivered(work_dir, name) >= set(range(21)), 120, f"{name}'s records after the pause")
+        wait_for(lambda: len(cluster.placement(w)) == 6, 120, "six RUNNING after the pause in a commit")
+
         # Rolling restart (SIGTERM, graceful) of all three: nothing lost.
         for i in range(3):
             assert stop_worker(cluster.procs[i]) == 0, cluster.logs[i].read_text()[-3000:]
             assert "left group" in cluster.logs[i].read_text()
             cluster.start(i)
             cluster.up(i)
-            produce_all(bootstrap_servers, topics, 15 + 2 * i, 2)
+            produce_all(bootstrap_servers, topics, 21 + 2 * i, 2)
         for name in CONNECTORS:
-            wait_for(lambda: delivered(work_dir, name) >= set(range(21)), 180, f"{name}'s records after the restarts")
-        assert_never_on_two_workers(running_history(bootstrap_servers, cluster.status_topic), {victim, stopped})
+            wait_for(lambda: delivered(work_dir, name) >= set(range(27)), 180, f"{name}'s records after the restarts")
+        # Taken over without a release: the killed worker and the two suspended ones. What they wrote after
+        # waking up is checked too: no status replacing a newer generation's, no offset going back.
+        assert_never_on_two_workers(running_history(bootstrap_servers, cluster.status_topic), {victim, stopped, zombie})
+        assert_no_stale_status(bootstrap_servers, cluster.status_topic)
         assert_offsets_never_go_back(bootstrap_servers, cluster.offset_topic)
     finally:
         for i, proc in enumerate(cluster.procs):

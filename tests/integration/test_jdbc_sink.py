@@ -28,7 +28,7 @@ from kafka import KafkaConsumer
 from connect_spark.api.records import TopicPartition
 from connect_spark.config.worker import WorkerConfig
 from connect_spark.runtime.worker.launcher import run_standalone
-from connect_spark.runtime.worker.standalone import build_offset_store
+from connect_spark.storage.owner import build_offset_store
 from connect_spark.testing.harness import committed_offsets, offsets_after_drain, start_cli, worker_properties
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 

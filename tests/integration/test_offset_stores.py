@@ -12,6 +12,7 @@ import uuid
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.errors import KafkaError
 from kafka.partitioner import murmur2
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
@@ -19,7 +20,8 @@ from connect_spark.api.errors import ConfigException
 from connect_spark.api.records import TopicPartition
 from connect_spark.kafka.clients import kafka_client_kwargs, parse_jaas_config
 from connect_spark.storage.kafka_offsets import KafkaOffsetStore
-from connect_spark.storage.offsets import OffsetStoreError
+from connect_spark.storage.offsets import OffsetsFenced, OffsetStoreError, encode_key, encode_value
+from connect_spark.storage.owner import OffsetOwner
 from connect_spark.testing.kafka import create_topic
 
 # The data topics whose offsets are stored: real topics, so that the consumer group commits succeed.
@@ -336,3 +338,61 @@ def test_parse_jaas_config():
 def _store_records(caplog):
     """What the store logged; not kafka-python's own warnings (a slow poll on a busy machine logs one)."""
     return [r for r in caplog.records if r.name.startswith("connect_spark.storage")]
+
+
+# -- claims: the broker fences every writer but the last one to claim a connector's offsets ----------------
+
+
+def test_a_later_claim_fences_the_earlier_one_at_the_broker(store, connector):
+    first = store.claim(connector)
+    first.write({TP0: 10})
+    second = store.claim(connector)  # another worker took the connector over
+    try:
+        second.write({TP0: 20})
+        with pytest.raises(OffsetsFenced):
+            first.write({TP0: 15})  # the zombie: refused by the broker, not by a local check
+        assert first.fenced
+        with pytest.raises(OffsetsFenced):
+            first.write({TP1: 3})
+        second.write({TP0: 25})
+    finally:
+        first.release()
+        second.release()
+    assert store.read(connector) == {TP0: 25}
+
+
+def test_a_claim_aborts_the_transaction_an_earlier_holder_left_open(store, connector):
+    """A worker frozen in the middle of a commit: its records never become readable, and readers are not held up
+    once the next owner claimed the offsets."""
+    first = store.claim(connector)
+    first.write({TP0: 10})
+    producer = first._producer  # the test freezes the commit between its send and its commit
+    producer.begin_transaction()
+    producer.send(store.topic, key=encode_key(connector, TP0), value=encode_value(5))
+    producer.flush()
+    second = store.claim(connector)
+    try:
+        assert store.read(connector) == {TP0: 10}
+        with pytest.raises(KafkaError) as woken:
+            producer.commit_transaction()  # waking up: the commit it was in the middle of is refused
+        assert "ProducerFenced" in repr(woken.value)
+        second.write({TP0: 12})
+        assert store.read(connector) == {TP0: 12}
+    finally:
+        first.release()
+        second.release()
+
+
+def test_a_one_off_write_of_the_owner_fences_a_claim_and_reads_are_read_committed(bootstrap_servers, offsets_topic,
+                                                                                    connector):
+    owner = OffsetOwner(KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, partitions=5))
+    with owner:
+        held = owner.claim(connector)
+        held.write({TP0: 7})
+        held.release()
+        zombie = owner.store.claim(connector)  # what a frozen worker still holds
+        owner.write(connector, {TP0: 9})  # PATCH .../offsets: a claim of its own
+        with pytest.raises(OffsetsFenced):
+            zombie.write({TP0: 1})
+        zombie.release()
+        assert owner.read(connector) == {TP0: 9}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from connect_spark.api.records import TopicPartition
-from connect_spark.runtime.realtime.commits import CommitFenced, FencedCommitter, group_offset
+from connect_spark.runtime.realtime.commits import CommitFenced, FencedCommitter, group_offset, transactional_ids
 from connect_spark.runtime.realtime.rows import read_range
 from connect_spark.storage.kafka_offsets import KafkaOffsetStore
 from connect_spark.testing.kafka import create_topic, produce
@@ -74,3 +74,25 @@ def test_read_range_returns_the_partitions_records_between_two_offsets(bootstrap
     rows = read_range({"bootstrap_servers": bootstrap_servers}, TopicPartition(topic_name, 1), 3, 7)
     assert [(r[1], r[2], r[6]) for r in rows] == [(1, o, f"v{2 * o + 1}".encode()) for o in range(3, 7)]
     assert rows[0][7] == [("h", b"x")]
+
+
+def test_the_next_owner_of_the_connector_fences_the_partitions_commits_when_it_claims_the_offsets(
+        bootstrap_servers, topic_name, store):
+    """Executors still running real-time tasks for a worker that lost the connector: the worker given the
+    connector fences every partition's transactional id before its query starts, so they commit nothing more."""
+    create_topic(bootstrap_servers, topic_name, 2)
+    tps = [TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)]
+    connector = f"c-{topic_name}"
+    stale = _committer(bootstrap_servers, connector, tps[0])
+    try:
+        stale.commit({tps[0]: 10})
+        claim = store.claim(connector, transactional_ids(connector, tps))  # the next owner starts the connector
+        try:
+            with pytest.raises(CommitFenced):
+                stale.commit({tps[0]: 12})
+            claim.write({tps[0]: 11})
+        finally:
+            claim.release()
+    finally:
+        stale.close()
+    wait_for(lambda: store.read(connector) == {tps[0]: 11}, timeout=10, what="the next owner's commit")

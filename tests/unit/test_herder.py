@@ -4,6 +4,7 @@ Connectors are run by ScriptedHandle (no Spark); configs are validated for real 
 """
 
 import threading
+import time
 
 import pytest
 
@@ -226,6 +227,7 @@ class GroupView:
     def __init__(self, assigned):
         self.assigned_names = set(assigned)
         self.generation, self.is_leader, self.rebalancing = 3, True, False
+        self.is_fenced = False
 
     def bind_owned(self, owned):
         pass
@@ -234,7 +236,7 @@ class GroupView:
         return set(self.assigned_names)
 
     def fenced(self):
-        return False
+        return self.is_fenced
 
     def revocations_done(self):
         pass
@@ -274,3 +276,116 @@ def test_a_connector_taken_away_keeps_the_status_its_new_worker_wrote(tmp_path):
         herder.request_stop()
         thread.join(10)
         offsets.stop()
+
+
+class _GroupHerder:
+    """A herder in a GroupView with its own stores, run in a thread (for the fencing tests below)."""
+
+    def __init__(self, tmp_path, group, factory):
+        self.status, self.config = StatusStore(MemoryLog()), ConfigStore(MemoryLog())
+        self.status.start()
+        self.config.start()
+        self.offsets = FileOffsetStore(str(tmp_path / "offsets.json"))
+        self.offsets.start()
+        self.herder = Herder(WorkerConfig(WORKER), self.config, self.status, self.offsets, factory, "127.0.0.1:8083",
+                             group=group)
+        self.thread = threading.Thread(target=self.herder.run, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.herder.request_stop()
+        self.thread.join(10)
+        self.offsets.stop()
+
+
+def test_a_connector_is_released_only_after_its_handle_stopped(tmp_path):
+    """While a handle stops (its final commit), the connector stays owned: the group thread of a fenced worker
+    waits for the owned set to empty before it rejoins, and must not rejoin while a commit may still happen."""
+    owned_while_stopping = []
+    box = {}
+
+    class Watched(ScriptedHandle):
+        def stop(self, failed=False):
+            owned_while_stopping.append(box["herder"].supervisor.owns(self.name))
+            super().stop(failed)
+
+    group = GroupView({"c"})
+    run = _GroupHerder(tmp_path, group, Watched)
+    box["herder"] = run.herder
+    try:
+        run.herder.create_connector("c", sink(tmp_path))
+        wait_for(lambda: (s := run.status.connector("c")) and s.state is State.RUNNING)
+        group.assigned_names = set()
+        run.herder.assignment_changed()
+        wait_for(lambda: not run.herder.supervisor.owns("c"))
+        assert owned_while_stopping == [True]
+    finally:
+        run.close()
+
+
+def test_a_resumed_worker_that_rejoined_cannot_overwrite_the_new_owners_status(tmp_path):
+    """A worker suspended past its session rejoins (not fenced any more, a newer generation) before it noticed
+    the connector moved; its query then fails (its commit was fenced by the broker). The FAILED status it writes
+    carries the generation it started the connector in, older than the new owner's: the status store drops it."""
+    from connect_spark.status.records import StatusRecord
+
+    failing, raised = {}, []
+
+    class Zombie(ScriptedHandle):
+        def tick(self):
+            if failing.get(self.name):
+                raised.append(time.monotonic())
+                raise RuntimeError("offsets claimed by another worker")
+            return super().tick()
+
+    group = GroupView({"c"})
+    run = _GroupHerder(tmp_path, group, Zombie)
+    try:
+        run.herder.create_connector("c", sink(tmp_path, **{"tasks.max": "1"}))
+        wait_for(lambda: (s := run.status.connector("c")) and s.state is State.RUNNING)
+        assert run.status.connector("c").generation == 3
+        other = "127.0.0.1:9999"
+        run.status.put_all([StatusRecord("c", None, State.RUNNING, None, other, 5),
+                            StatusRecord("c", 0, State.RUNNING, None, other, 5)])
+        group.generation = 6  # rejoined
+        failing["c"] = True
+        wait_for(lambda: raised and (run.herder.supervisor.last_loop or 0) > raised[0])  # FAILED written or not
+        current = run.status.connector("c")
+        assert (current.state, current.worker_id, current.generation) == (State.RUNNING, other, 5)
+    finally:
+        run.close()
+
+
+def test_the_status_store_drops_a_write_of_an_older_generation_from_another_worker():
+    from connect_spark.status.records import StatusRecord
+
+    status = StatusStore(MemoryLog())
+    status.start()
+    me, other = "127.0.0.1:8083", "127.0.0.1:9999"
+    assert status.put_safe(StatusRecord("c", None, State.RUNNING, None, me, 3))
+    assert status.put_safe(StatusRecord("c", None, State.RUNNING, None, other, 5))  # a newer generation: written
+    assert not status.put_safe(StatusRecord("c", None, State.FAILED, "x", me, 3))  # the older one's: dropped
+    assert not status.put_safe(StatusRecord("c", None, State.UNASSIGNED, None, me, 4))
+    assert status.connector("c").worker_id == other
+    assert status.put_safe(StatusRecord("c", None, State.UNASSIGNED, None, other, 2))  # its own status: written
+    assert status.put_safe(StatusRecord("c", None, State.RUNNING, None, me, 7))  # a newer generation again
+    assert status.connector("c").worker_id == me
+    assert status.put_safe(StatusRecord("c", 0, State.RUNNING, None, me, 1))  # nothing there yet
+
+
+def test_a_fenced_worker_deletes_no_status(tmp_path):
+    """A connector deleted while this worker is fenced: its statuses are left to the worker that owns it now."""
+    group = GroupView({"c"})
+    run = _GroupHerder(tmp_path, group, ScriptedHandle)
+    try:
+        run.herder.create_connector("c", sink(tmp_path))
+        wait_for(lambda: (s := run.status.connector("c")) and s.state is State.RUNNING)
+        group.is_fenced = True
+        run.config.remove_connector("c")
+        run.herder.supervisor.mark("c")
+        wait_for(lambda: not run.herder.supervisor.owns("c"))
+        dropped = time.monotonic()
+        wait_for(lambda: (run.herder.supervisor.last_loop or 0) > dropped)  # the reconciliation is over
+        assert run.status.connector("c").state is State.RUNNING and len(run.status.tasks("c")) == 2
+    finally:
+        run.close()

@@ -153,12 +153,13 @@ class _Runtime:
         self.name = name
         self.group = group
         self.skip_below: dict[TopicPartition, int] = {}
+        self.claim: Any = None  # the offsets' claim (connect_spark.storage.owner), made before the first read
 
     @classmethod
     def build(cls, function: RemoteBatchFunction, spark: "SparkSession") -> "_Runtime":
         from connect_spark.config.connector import ConnectorConfig
         from connect_spark.config.worker import WorkerConfig
-        from connect_spark.runtime.worker.standalone import build_offset_store
+        from connect_spark.storage.owner import build_offset_store
 
         connector = ConnectorConfig(function.connector_props)
         worker = WorkerConfig(function.worker_props)
@@ -178,6 +179,7 @@ class _Runtime:
             task_configs=function.task_configs, client_config=function.client_config,
             include_headers=function.include_headers, commit=commit, wait=wait, clock=time.monotonic))
         runtime = cls(processor, store, connector.name, connector.consumer_group_id)
+        runtime.claim = store.claim(connector.name)  # this process writes the offsets now: older writers fenced
         runtime_box.append(runtime)
         # Where the tasks open: what is committed now (this process may be a restarted one), else where
         # the query started.
@@ -195,8 +197,9 @@ class _Runtime:
         return runtime
 
     def write(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """The processor's commit: written to the offset store and the consumer group before returning."""
-        self.store.write(self.name, offsets, self.group)
+        """The processor's commit, through this process's claim of the offsets (a fenced claim raises
+        ``OffsetsFenced``, which fails the batch and so the query): the store, then the consumer group."""
+        self.claim.write(offsets, self.group)
 
     def process(self, batch: "DataFrame", batch_id: int) -> None:
         processor = self.processor

@@ -12,8 +12,11 @@ attempt commits through a transactional producer whose ``transactional.id`` is
 ``init_transactions`` called, when the attempt receives its first record. ``init_transactions`` bumps the
 producer epoch of that id at the transaction coordinator, which aborts an open transaction of the previous
 attempt and fences it: every later commit of the older attempt fails with ``ProducerFencedError``
-(:class:`CommitFenced`), after which that attempt stops. So at any time only the newest attempt of a partition
-can commit, and each commit is one transaction holding
+(:class:`CommitFenced`), after which that attempt stops. The worker that is given the connector fences every
+partition's id too, when it starts the connector and before its query starts (:func:`transactional_ids`, through
+its claim of the offsets in :mod:`connect_spark.storage.owner`): executors still running for a worker that lost
+the connector cannot commit from then on. So at any time only the newest attempt of a partition can commit,
+and each commit is one transaction holding
 
 1. the ``connect-offsets`` record of the partition (the same key, value and partition as
    :class:`connect_spark.storage.kafka_offsets.KafkaOffsetStore` writes), and
@@ -30,13 +33,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from connect_spark.api.errors import ConnectException
 from connect_spark.api.records import TopicPartition, offsets_text
 from connect_spark.storage.offsets import OffsetStoreError, encode_key, encode_value
 
-__all__ = ["FencedCommitter", "CommitFenced", "transactional_id", "group_offset"]
+__all__ = ["FencedCommitter", "CommitFenced", "transactional_id", "transactional_ids", "group_offset"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,12 @@ class CommitFenced(ConnectException):
 def transactional_id(connector: str, tp: TopicPartition) -> str:
     """The transactional id every attempt of ``tp``'s task commits under."""
     return f"connect-spark-{connector}-{tp.topic}-{tp.partition}"
+
+
+def transactional_ids(connector: str, partitions: Iterable[TopicPartition]) -> list[str]:
+    """The transactional ids of ``partitions``' commits: the connector's runner has them fenced when it starts
+    (before its query), so that executors still running for an earlier owner cannot commit any more."""
+    return [transactional_id(connector, tp) for tp in sorted(partitions)]
 
 
 class FencedCommitter:

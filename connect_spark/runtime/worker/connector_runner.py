@@ -37,9 +37,10 @@ from connect_spark.runtime.worker.graceful_stop import take_batch_lock
 from connect_spark.runtime.worker.partitions import PartitionDirectory
 from connect_spark.runtime.processors.base import BatchProcessor, ProcessorSetup
 from connect_spark.runtime.processors.remote_batches import processor_for
+from connect_spark.runtime.realtime.commits import transactional_ids
 from connect_spark.runtime.worker.stalls import StallDetector
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
-from connect_spark.storage.committer import OffsetCommitter
+from connect_spark.storage.connector_commits import ConnectorCommits
 from connect_spark.streaming.query import QueryGenerations, query_name
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ class ConnectorRunner:
         self.execution_mode = "driver"
         self.state = ConnectorState.UNASSIGNED
         self.committed: dict[TopicPartition, int] = {}  # what the offset store holds (for lag metrics)
-        self._committer = OffsetCommitter(self.name, self._write_offsets, self._offsets_written)
+        self._commits = ConnectorCommits(offset_store, self.name, connector.consumer_group_id,
+                                         self._offsets_written, self.fail)  # fenced: fails, the query stops
         self.last_progress: dict[str, Any] | None = None  # Spark's progress of the last batch (listener)
         self.stalls = StallDetector.of(worker, connector, clock)  # errors.stall.*: checked by tick
         self._batch_started: float | None = None  # when the micro-batch in flight began (stall detection)
@@ -157,6 +159,8 @@ class ConnectorRunner:
         self._directory = PartitionDirectory(self._client_kwargs(), self.config.topics or None,
                                              self.config.topics_regex)
         partitions = self._directory.partitions()
+        realtime = transactional_ids(self.name, partitions) if self.execution_mode == "realtime" else []
+        self._commits.claim(realtime)  # fences every earlier writer of the offsets: before reading them
         committed = self.offset_store.read(self.name)
         self.committed = dict(committed)
         positions = self._directory.positions(partitions, committed, self.config.auto_offset_reset)
@@ -180,14 +184,9 @@ class ConnectorRunner:
         return task_config
 
     def _commit(self, offsets) -> None:
-        """Called by the processor's commits, after the data the offsets cover is durable: hand them to the
-        in-order background committer (:mod:`connect_spark.storage.committer`), so the write overlaps the
-        next batch. Raises the previous write's failure (the caller logs and counts it, as before)."""
-        self._committer.submit(offsets)
-
-    def _write_offsets(self, offsets) -> None:
-        """The committer's write (its own thread): the offset store, then the consumer group."""
-        self.offset_store.write(self.name, offsets, self.config.consumer_group_id)
+        """Called by the processor's commits once the data is durable: hand them to the in-order background
+        committer (:mod:`connect_spark.storage.connector_commits`). Raises the previous write's failure."""
+        self._commits.submit(offsets)
 
     def _offsets_written(self, offsets) -> None:
         """Called by the committer after a write: the runner's view of the store (lag metrics)."""
@@ -380,7 +379,7 @@ class ConnectorRunner:
                 if self._processor is not None:
                     self._processor.close()
         try:
-            self._committer.close()  # the tasks' final commits too, before the stop returns
+            self._commits.close()  # the tasks' final commits too, before the stop returns; then the claim goes
         except Exception as e:
             log.error("%s: final offset commit failed: %r", self.name, e)
         if self._connector is not None:

@@ -17,6 +17,7 @@ from connect_spark.runtime.worker.connector_runner import ConnectorRunner
 from connect_spark.runtime.worker.jvm_signals import JvmStopSignals
 from connect_spark.runtime.worker.restarts import RestartPolicy, RestartTracker
 from connect_spark.runtime.tasks.worker_task import TaskFailedError
+from connect_spark.storage.owner import build_offset_store
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -25,28 +26,13 @@ if TYPE_CHECKING:
     from connect_spark.config.worker import WorkerConfig
     from connect_spark.storage.offsets import OffsetStore
 
-__all__ = ["StandaloneWorker", "build_offset_store", "EXIT_OK", "EXIT_FAILED"]
+__all__ = ["StandaloneWorker", "EXIT_OK", "EXIT_FAILED"]
 
 log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 _TICK_SECONDS = 0.2
-
-
-def build_offset_store(worker: "WorkerConfig") -> "OffsetStore":
-    """The file store when ``offset.storage.file.filename`` is set, else the ``offset.storage.topic`` store."""
-    from connect_spark.storage import FileOffsetStore, KafkaOffsetStore
-
-    if worker.offset_storage_file_filename:
-        return FileOffsetStore(worker.offset_storage_file_filename)
-    return KafkaOffsetStore(
-        worker.bootstrap_servers,
-        topic=worker.offset_storage_topic,
-        partitions=worker.offset_storage_partitions,
-        replication_factor=worker.offset_storage_replication_factor,
-        client_config=worker.kafka_client_config(),
-    )
 
 
 class StandaloneWorker:
