@@ -303,9 +303,9 @@ def _kind(v: Any) -> str:
         return "double"
     if t is str:
         return "string"
-    if t is dict:
+    if isinstance(v, dict):  # JsonConverter's schemaless maps are JavaHashMap, a dict keeping Java's order
         return "object"
-    if t is list:
+    if isinstance(v, list):
         return "array"
     if t in (bytes, bytearray):
         return "bytes"

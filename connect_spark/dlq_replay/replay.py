@@ -34,7 +34,7 @@ A run that stops between delivering a chunk and storing it leaves the chunk in f
 those letters over again (an at-least-once sink may then hold them twice, as after any crash of the
 connector itself), telling an exactly-once sink that it may hold them already.
 
-Exactly-once sinks: a sink that stores its offsets with its data (the Delta sink) implements
+Exactly-once sinks: a sink that keeps its own offsets and takes replays (the Delta and S3 sinks) implements
 :class:`~connect_spark.api.replay.ReplayAwareTask`. It is told each batch before it opens (it then does
 not seek), says after ``open`` up to where it holds the dead letter topic, and the letters of an in-flight
 batch below that are left out; it stores the batch's end atomically with the replayed records. A sink

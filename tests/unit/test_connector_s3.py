@@ -354,3 +354,50 @@ def test_a_group_is_complete_only_when_its_own_objects_hold_all_its_records(loca
     assert [json.loads(line)["id"] for line in objects[us].splitlines()] == [1]
     _, context = start(config)
     assert context.pending_offsets == {TP: 4}
+
+
+def test_a_replayed_batch_is_one_group_of_its_own_and_a_second_hand_over_writes_nothing(local_s3, bucket, faults):
+    """Dead letters lie below the resume point: replayed, they go into objects tagged with the batch's end in the
+    dead letter topic, uploaded at ``close`` as one group; the same batch handed over again after its objects are
+    all in is reported held; one cut short is written again under the same names."""
+    from connect_spark.api.replay import DeadLetterBatch
+
+    config = props(local_s3, bucket, flush_size="2", format_class=JSON, store_url=faults.url,
+                   s3_retry_max_attempts="1", partitioner_class=FIELD, partition_field_name="region")
+    task, _ = start(config)
+    task.put_arrow(frame([(0, 0, {"id": 0, "name": "a", "region": "eu"}), (2, 0, {"id": 2, "name": "c", "region": "eu"}),
+                          (3, 0, {"id": 3, "name": "d", "region": "eu"}), (4, 0, {"id": 4, "name": "e", "region": "us"})]))
+    ordinary = sorted(local_s3.objects(bucket))
+    letters = [(1, 0, {"id": 1, "name": "b", "region": "us"}), (5, 0, {"id": 5, "name": "f", "region": "eu"})]
+    batch = DeadLetterBatch("orders-dlq", {0: 7}, {("orders", 0, 1): (0, 4), ("orders", 0, 5): (0, 6)})
+    tagged = ["topics/orders/region=eu/orders+0+0000000005+dlq+0-7.json",
+              "topics/orders/region=us/orders+0+0000000001+dlq+0-7.json"]
+
+    def replay(expect_held):
+        replaying = S3SinkTask()
+        replaying.begin_replay(batch)
+        replaying.initialize(WorkerSinkTaskContext(config))
+        replaying.start(config)
+        replaying.open([TP])
+        held = replaying.replay_position()
+        assert held == ({0: 7} if expect_held else {})
+        try:
+            if not held:
+                replaying.put_arrow(frame(letters))
+            replaying.close([TP])
+        finally:
+            replaying.end_replay()
+
+    faults.refuse("PUT", "region=eu/orders+0+0000000005+dlq+0-7.json")  # the second object of the batch
+    with pytest.raises(RetriableException):
+        replay(expect_held=False)
+    assert sorted(local_s3.objects(bucket)) == sorted(ordinary + tagged[1:])
+    replay(expect_held=False)  # cut short: written again, under the same names
+    objects = local_s3.objects(bucket)
+    assert sorted(objects) == sorted(ordinary + tagged)
+    assert objects[tagged[0]] == b'{"id":5,"name":"f","region":"eu"}\n'
+    assert objects[tagged[1]] == b'{"id":1,"name":"b","region":"us"}\n'
+    replay(expect_held=True)  # handed over again: held, nothing written
+    assert local_s3.objects(bucket) == objects
+    _, context = start(config)  # ordinary resumes ignore the replayed objects: after the group [3, 5)
+    assert context.pending_offsets == {TP: 5}

@@ -161,3 +161,14 @@ def test_split_conflicting_parts_schemaless_records_and_leaves_schema_records_al
     assert [r.kafka_offset for r in fitting] == [1, 3]
     assert [(r.kafka_offset, reason.split(":")[0]) for r, reason in conflicts] == [(2, "orders[0]@2")]
     assert split_conflicting(records, pa.null(), pa.null())[1] == []  # unknown column types: no conflict
+
+
+def test_schemaless_maps_the_transforms_build_fit_as_objects():
+    """Transforms that rebuild a schemaless value (ReplaceField, InsertField, ...) give a JavaHashMap (a dict
+    keeping Java's iteration order): it is an object like any dict, so a frame of such values has no misfit."""
+    from connect_spark.api.data.java_map import JavaHashMap
+
+    values = [JavaHashMap({"id": i, "tags": ["a"], "n": JavaHashMap({"x": 1})}) for i in range(3)]
+    fitted = schemaless(values)
+    assert fitted.misfits == []
+    assert fitted.array.to_pylist() == [{"id": i, "tags": ["a"], "n": {"x": 1}} for i in range(3)]

@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connect_spark.api.bulk import ArrowSinkTask
+from connect_spark.api.replay import DeadLetterBatch, ReplayAwareTask
 from connect_spark.api.data import Schema
 from connect_spark.api.errors import ConnectException, DataException
 from connect_spark.api.records import TopicPartition
@@ -52,6 +53,7 @@ from connect_spark.columnar.records import connect_schemas, frame_to_records
 from connect_spark.connectors.s3.config import S3SinkConfig
 from connect_spark.connectors.s3.formats import extension, serialize, unwritable
 from connect_spark.connectors.s3.partitioner import Partitioner, record_times
+from connect_spark.connectors.s3.replay import batch_complete, replay_name, replay_tag
 from connect_spark.connectors.s3.store import Bucket, GroupMark, ObjectMark, StoredObject
 
 __all__ = ["S3SinkTask", "VERSION"]
@@ -99,8 +101,9 @@ class _Writer:
         return self.last_offset + 1 if self.count and self.last_offset is not None else None
 
 
-class S3SinkTask(ArrowSinkTask):
-    """Writes Confluent's S3 objects; see the module docstring for the offset protocol."""
+class S3SinkTask(ArrowSinkTask, ReplayAwareTask):
+    """Writes Confluent's S3 objects; see the module docstring for the offset protocol, and
+    :mod:`connect_spark.connectors.s3.replay` for dead letter replays."""
 
     reads_headers = False  # objects hold record values only
 
@@ -114,6 +117,9 @@ class S3SinkTask(ArrowSinkTask):
         self._listed: dict[TopicPartition, list[StoredObject]] = {}  # from the last complete group's start on
         self._marks: dict[TopicPartition, tuple[str, ObjectMark]] = {}  # the last object's mark, per partition
         self._next_schedule: float | None = None
+        self._replay: DeadLetterBatch | None = None
+        self._replay_opened: list[TopicPartition] = []
+        self._replay_writers: list[tuple[TopicPartition, Schema | None, _Writer]] = []
 
     def version(self) -> str:
         return VERSION
@@ -130,6 +136,9 @@ class S3SinkTask(ArrowSinkTask):
         rewind each partition to after its last complete group."""
         config = self._require_config()
         self._abort_unfinished(partitions)
+        if self._replay is not None:  # replayed letters lie below the resume point: no seek, nothing dropped
+            self._replay_opened = sorted(set(self._replay_opened) | set(partitions))
+            return
         seeks = {}
         for tp in partitions:
             self._writers[tp] = _Writer()
@@ -151,10 +160,12 @@ class S3SinkTask(ArrowSinkTask):
         again are added once and cut where they were cut the first time.
         """
         before = {tp: (self._resume.get(tp), writer.copy()) for tp, writer in self._writers.items()}
+        replayed = [(tp, schema, writer.copy()) for tp, schema, writer in self._replay_writers]
         try:
             self._put(table)
         except Exception:
             self._roll_back(before)
+            self._replay_writers = replayed
             raise
 
     def _put(self, table: pa.Table) -> None:
@@ -168,6 +179,10 @@ class S3SinkTask(ArrowSinkTask):
             tp = TopicPartition(key["original_topic"], key["original_partition"])
             rows = table.filter(pc.and_(pc.equal(table.column("original_topic"), tp.topic),
                                         pc.equal(table.column("original_partition"), tp.partition)))
+            if self._replay is not None:
+                self._hold_replayed(tp, self._writable(rows.sort_by("original_offset"), key_schema, value_schema),
+                                    key_schema, value_schema)
+                continue
             writer = self._writers.get(tp)
             floors = [self._resume.get(tp), writer.held_after() if writer is not None else None]
             floor = max((f for f in floors if f is not None), default=None)
@@ -202,13 +217,72 @@ class S3SinkTask(ArrowSinkTask):
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
         """Called by the runtime when partitions are taken away: open objects are dropped (``pre_commit``
-        did not return their records, so they are delivered again)."""
+        did not return their records, so they are delivered again). During a replay the batch's objects are
+        uploaded here, as one group."""
+        if self._replay is not None and self._replay_writers:
+            self._upload_replayed(self._replay)
         for tp in partitions:
             self._writers.pop(tp, None)
             self._resume.pop(tp, None)
 
     def stop(self) -> None:
         self._writers.clear()
+
+    # -- dead letter replays (connectors/s3/replay.py) -------------------------------------------
+
+    def begin_replay(self, batch: DeadLetterBatch) -> None:
+        """Called by the dead letter replay before ``start``/``open``: the records that follow are ``batch``'s."""
+        self._replay, self._replay_opened, self._replay_writers = batch, [], []
+
+    def replay_position(self) -> dict[int, int]:
+        """Called by the dead letter replay after ``open``: the batch's end when its objects in this task's
+        partitions are all in the bucket already (an earlier run uploaded them and stopped before storing its
+        progress) or the task was given none of them, else nothing."""
+        config, bucket = self._require_config(), self._require_bucket()
+        if self._replay is None or not self._replay.ends:
+            return {}
+        if not self._replay_opened:  # none of the batch's partitions is this task's: it writes none of its letters
+            return dict(self._replay.ends)
+        tag = replay_tag(self._replay.ends, config.file_delim)
+        found = [stored for tp in self._replay_opened
+                 for stored in bucket.objects(self._prefix(tp), replay_name(self._name_start(tp), tag,
+                                                                            extension(config)))]
+        return dict(self._replay.ends) if batch_complete(bucket, found) else {}
+
+    def end_replay(self) -> None:
+        """Called by the dead letter replay after ``close``: back to ordinary batches."""
+        self._replay, self._replay_opened, self._replay_writers = None, [], []
+
+    def _hold_replayed(self, tp: TopicPartition, rows: pa.Table, key_schema: Schema | None,
+                       schema: Schema | None) -> None:
+        """Add replayed ``rows`` (one partition, offset order, all writable) to the batch's open objects: one
+        writer per partition and value schema, no rotation (the batch is uploaded whole at ``close``)."""
+        if not rows.num_rows:
+            return
+        config, partitioner = self._require_config(), self._require_partitioner()
+        held = [w for t, s, w in self._replay_writers if t == tp and s == schema]
+        writer = held[0] if held else _Writer(schema=schema, key_schema=key_schema)
+        if not held:
+            self._replay_writers.append((tp, schema, writer))
+        times = record_times(rows, config, self.clock) if config.time_based else None
+        encoded = partitioner.encode(rows, tp.partition, times)
+        keys = rows.column("key").combine_chunks() if config.store_keys else None
+        self._take(writer, rows.column("value").combine_chunks(), keys,
+                   rows.column("original_offset").combine_chunks(), encoded, times, 0, rows.num_rows)
+
+    def _upload_replayed(self, batch: DeadLetterBatch) -> None:
+        """Upload the replayed batch's objects as one group, named with the batch's tag."""
+        writers = [(tp, w) for tp, _, w in self._replay_writers if w.count]
+        self._replay_writers = []
+        if not writers:
+            return
+        firsts = [w.first_offset for _, w in writers if w.first_offset is not None]
+        lasts = [w.last_offset for _, w in writers if w.last_offset is not None]
+        group = GroupMark(min(firsts), max(lasts) + 1, sum(len(w.objects) for _, w in writers),
+                          sum(w.count for _, w in writers))
+        tag = replay_tag(batch.ends, self._require_config().file_delim)
+        for tp, writer in writers:
+            self._upload(tp, writer, group, tag)
 
     # -- records in, rotation ------------------------------------------------------------------
 
@@ -361,36 +435,39 @@ class S3SinkTask(ArrowSinkTask):
 
     # -- objects out ---------------------------------------------------------------------------
 
-    def object_key(self, tp: TopicPartition, encoded: str, start: int, keys: bool = False) -> str:
+    def object_key(self, tp: TopicPartition, encoded: str, start: int, keys: bool = False, tag: str = "") -> str:
         """``<topics.dir>/<topic>/<encoded>/<topic>+<partition>+<zero-padded start>.<ext>`` (Confluent's);
-        ``keys``: the name of the object holding the keys (``.keys`` before the keys format's extension)."""
+        ``keys``: the name of the object holding the keys (``.keys`` before the keys format's extension);
+        ``tag``: a replayed batch's (:func:`~connect_spark.connectors.s3.replay.replay_tag`), after the start."""
         config, partitioner = self._require_config(), self._require_partitioner()
         suffix = ".keys" + extension(config, config.keys_format) if keys else extension(config)
         padded = f"{start:0{config.zero_pad}d}" if config.zero_pad else str(start)
-        name = f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}{padded}{suffix}"
+        name = f"{tp.topic}{config.file_delim}{tp.partition}{config.file_delim}{padded}{tag}{suffix}"
         delim = config.directory_delim
         return f"{config.topics_dir}{delim}{partitioner.folder(tp.topic, encoded)}{delim}{name}"
 
-    def _upload(self, tp: TopicPartition, writer: _Writer) -> None:
-        """Upload the writer's open group, one whole object per encoded partition, then start a new group."""
+    def _upload(self, tp: TopicPartition, writer: _Writer, shared: GroupMark | None = None, tag: str = "") -> None:
+        """Upload the writer's open group, one whole object per encoded partition, then start a new group.
+        A replayed batch's writers share one group (``shared``) and name their objects with its ``tag``."""
         if not writer.count:
             return
         config, bucket = self._require_config(), self._require_bucket()
         assert writer.first_offset is not None and writer.last_offset is not None
         objects = sorted(writer.objects.items(), key=lambda item: item[1].start)
-        mark = GroupMark(writer.first_offset, writer.last_offset + 1, len(objects), writer.count)
+        mark = shared or GroupMark(writer.first_offset, writer.last_offset + 1, len(objects), writer.count)
         if config.store_keys:  # keys first: a value object found by open implies its keys object is there
             for encoded, opened in objects:
-                key = self.object_key(tp, encoded, opened.start, keys=True)
+                key = self.object_key(tp, encoded, opened.start, keys=True, tag=tag)
                 keys = pa.concat_arrays(opened.key_parts) if len(opened.key_parts) > 1 else opened.key_parts[0]
                 bucket.put(key, serialize(keys, writer.key_schema, config, key, config.keys_format),
                            ObjectMark(mark, len(keys)))
         for encoded, opened in objects:
-            key = self.object_key(tp, encoded, opened.start)
+            key = self.object_key(tp, encoded, opened.start, tag=tag)
             values = pa.concat_arrays(opened.parts) if len(opened.parts) > 1 else opened.parts[0]
             bucket.put(key, serialize(values, writer.schema, config, key), ObjectMark(mark, len(values)))
             log.info("%s: uploaded s3://%s/%s (%d records)", config.connector_name, config.bucket, key, len(values))
-        self._resume[tp] = mark.next
+        if not tag:
+            self._resume[tp] = mark.next
         writer.reset()
 
     # -- resuming ------------------------------------------------------------------------------
@@ -469,7 +546,8 @@ class S3SinkTask(ArrowSinkTask):
         config, bucket = self._require_config(), self._require_bucket()
         by_prefix: dict[str, list[re.Pattern[str]]] = {}
         for tp in partitions:
-            by_prefix.setdefault(self._prefix(tp), []).append(re.compile(re.escape(self._name_start(tp)) + r"\d+\."))
+            by_prefix.setdefault(self._prefix(tp), []).append(
+                re.compile(re.escape(self._name_start(tp)) + r"\d+(\.|" + re.escape(config.file_delim) + "dlq)"))
         for prefix, names in by_prefix.items():
             for upload in list(bucket.unfinished_uploads(prefix)):
                 last = upload.key.rsplit(config.directory_delim, 1)[-1]
