@@ -39,8 +39,8 @@ from connect_spark.converters.json import JsonConverter
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["EnvelopeJson", "REPLACEMENT_CHARACTER", "SAMPLE_ROWS", "SchemalessJson", "TRAILING_ZEROS", "envelope_prefix",
-           "ordered_like", "proof_delimiter", "written_compactly"]
+__all__ = ["EnvelopeJson", "REPLACEMENT_CHARACTER", "SAMPLE_ROWS", "SchemalessJson", "TRAILING_ZEROS",
+           "envelope_prefix", "ordered_like", "proof_delimiter", "written_compactly"]
 
 log = logging.getLogger(__name__)
 

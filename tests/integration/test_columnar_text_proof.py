@@ -86,7 +86,8 @@ def test_a_sample_with_colons_in_strings_splits_at_quotes(spark, tmp_path):
 
 
 #: text after the object: the per-record converter refuses it, the text proof too (its expression is anchored)
-TRAILING = [b'{"id":%d,"user":"u","price":1.5,"ok":true,"note":"n"} x', b'{"id":%d,"user":"u","price":1.5,"ok":true,"note":"n"}{"id":1}']
+TRAILING = [b'{"id":%d,"user":"u","price":1.5,"ok":true,"note":"n"} x',
+            b'{"id":%d,"user":"u","price":1.5,"ok":true,"note":"n"}{"id":1}']
 
 
 @pytest.mark.xfail(strict=True, reason="the general check (try_parse_json) reads the first document and ignores "
