@@ -16,7 +16,7 @@ rows/s (best of ``--reps``) and the cost of each proof per million rows over the
   shapes with arrays);
 * ``plan`` — the connector's vectorized plan as the Delta sink runs it (``PlanOutput.guarded``): the
   shape's own expression (``columnar/exact_text.py``), and the proved rows' values read from their
-  text split at its quotes instead of parsed.
+  text split at its colons (or quotes) instead of parsed.
 
 Not a test; run it on a quiet machine (under ``flock /tmp/connect_spark_bench.lock`` on a shared one).
 """

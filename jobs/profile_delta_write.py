@@ -1,6 +1,6 @@
 """Profile: where one batch of the harness's topic spends its CPU, for plain Spark (arm a) and the plan (arm b).
 
-    /work/main/.venv/bin/python jobs/profile_delta_write.py [--records 1000000] [--reps 5]
+    /work/main/.venv/bin/python jobs/profile_delta_write.py [--records 1000000] [--reps 5] [--cached]
 
 Starts a local broker, fills a 4-partition topic with the harness's records (:mod:`jobs.bench.records`), then
 reads the whole topic as one batch (``spark.read.format("kafka")``) in one session, over and over, in these
@@ -12,6 +12,9 @@ Delta table (overwritten each time):
 * ``from_json``: arm a's conversion (``from_json`` into the records' schema, its fields as columns);
 * ``plan``: the Delta sink's (the plan a DataFrame task compiles for schemaless JSON, the value's fields as
   columns, as the sink writes them).
+
+With ``--cached`` the topic is read once into Spark's cache and every variant reads the cache (the conversions'
+own cost, without the Kafka source's); only the ``noop`` sink is used then.
 
 Prints the CPU-seconds of this process tree (the broker's excluded) and the wall time of every run, then the
 median of the runs after the first (the JIT's warm-up) per variant and sink. The session is the runtime's
@@ -51,7 +54,7 @@ def _tree_cpu(skip: set[int]) -> float:
     return total
 
 
-def _variants(spark, bootstrap: str, work: Path):
+def _variants(spark, bootstrap: str, work: Path, cached: bool = False):
     """Each variant's name and a function building its frame."""
     from pyspark.sql import functions as F
 
@@ -71,9 +74,16 @@ def _variants(spark, bootstrap: str, work: Path):
     plan = compile_plan(connector, worker, frame_task=True)
     assert plan is not None
 
-    def source():
+    def read():
         return (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", TOPIC)
                 .option("startingOffsets", "earliest").option("endingOffsets", "latest").load())
+
+    if cached:
+        batch = read().cache()
+        batch.count()
+        source = lambda: batch  # noqa: E731
+    else:
+        source = read
 
     return {
         "read": lambda: raw_columns(source()),
@@ -88,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="profile_delta_write")
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--cached", action="store_true", help="read the topic once into the cache, noop sink only")
     args = parser.parse_args(argv)
 
     from connect_spark.localkafka import LocalKafkaBroker
@@ -102,12 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         filled = prefill(broker.bootstrap_servers, TOPIC, PARTITIONS, args.records)
         print(f"topic: {filled.records} records, {filled.payload_bytes / 1e6:.1f} MB", flush=True)
         spark = get_or_create_session(app_name="profile-delta-write", conf={})
-        variants = _variants(spark, broker.bootstrap_servers, work)
+        variants = _variants(spark, broker.bootstrap_servers, work, args.cached)
         cpu: dict[tuple[str, str], list[float]] = {}
         wall: dict[tuple[str, str], list[float]] = {}
         for rep in range(args.reps):
             for name, frame in variants.items():
-                for sink in ("noop", "delta") if name in ("from_json", "plan") else ("noop",):
+                for sink in ("noop", "delta") if name in ("from_json", "plan") and not args.cached else ("noop",):
                     started, used = time.monotonic(), _tree_cpu({broker.pid})
                     writer = frame().write.mode("overwrite")
                     if sink == "delta":

@@ -38,7 +38,8 @@ from typing import Any
 from connect_spark.api.data import Schema, Type
 from connect_spark.api.data.schema import DECIMAL_LOGICAL_NAME
 
-__all__ = ["ValuePosition", "payload_fields_regex", "payload_regex", "shape_regex", "value_positions"]
+__all__ = ["COLON", "QUOTE", "ValuePosition", "payload_fields_regex", "payload_regex", "piece_count", "shape_regex",
+           "value_positions"]
 
 _STRING = r'"[^"\\\x00-\x1f]*"'
 _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
@@ -62,8 +63,9 @@ _SCHEMALESS_DOUBLE_OR_INTEGER = f"(?:{_FRACTION}|-0(?:\\.0+)?|0|-?[1-9][0-9]{{0,
 
 
 def _literal(name: str) -> str | None:
-    """``name`` as a Java regex literal, or ``None`` when JSON would have to escape it."""
-    if any(c in '"\\' or ord(c) < 0x20 for c in name):
+    """``name`` as a Java regex literal, or ``None`` when JSON would have to escape it or it holds U+FFFD (what
+    Java reads malformed UTF-8 as: a key holding it could match a row whose bytes are not UTF-8)."""
+    if any(c in '"\\\ufffd' or ord(c) < 0x20 for c in name):
         return None
     return "".join("\\" + c if c.isascii() and not c.isalnum() and c != "_" else c for c in name)
 
@@ -126,13 +128,16 @@ def _object(spark_type: Any, shape: tuple[str, Any], integral_doubles: bool) -> 
 
 @dataclass(frozen=True)
 class ValuePosition:
-    """Where one leaf value of a text :func:`shape_regex` proved sits in ``text.split('"')``.
+    """Where one leaf value of a text :func:`shape_regex` proved sits in the text split at a delimiter
+    (``text.split('"')`` or ``text.split(':')``, see :func:`value_positions`).
 
     Attributes:
-        index: the piece holding it (a string's piece is its characters; a number's or boolean's piece is
-            the token between the key's ``:`` and the ``,`` or ``}`` that follow).
-        lead: characters of the piece before the token.
-        trail: characters of the piece after the token.
+        index: the piece holding it (split at quotes, a string's piece is its characters and a number's or
+            boolean's piece the token between the key's ``:`` and the ``,`` or ``}`` that follow; split at
+            colons, every leaf's piece starts with its token, a string's with its opening quote).
+        lead: UTF-8 bytes of the piece before the token (split at colons, a string's opening quote).
+        trail: UTF-8 bytes of the piece after the token (the bytes, not the characters: Spark cuts bytes
+            from a binary value far cheaper than characters from a string, which it counts from the start).
         null: the shape has only ``null`` here (VOID): there is no token to read.
     """
 
@@ -142,21 +147,17 @@ class ValuePosition:
     null: bool
 
 
+#: the delimiters :func:`value_positions` splits a proved text at
+QUOTE, COLON = '"', ":"
+
 _MARK = "\x01"  # stands for a token in the layout's template: no key can hold a control character
 
 
-def value_positions(spark_type: Any, shape: tuple[str, Any]) -> dict[tuple[str, ...], ValuePosition] | None:
-    """The position of every leaf value (by field path) in the texts :func:`shape_regex` proves for the
-    same arguments, or ``None`` where it proves none.
-
-    A proved text has no escapes, so every double quote in it opens or closes a key or a string: split
-    at them, the text falls into pieces at the same places in every row of the shape, and each value can be
-    read from its piece without a JSON parser (the token's lexical form is what the expression allowed).
-    """
+def _template(spark_type: Any, shape: tuple[str, Any]) -> tuple[str, list[tuple[tuple[str, ...], bool]]]:
+    """The compact text of ``shape`` in ``spark_type``'s field order with :data:`_MARK` for every leaf's
+    token (inside quotes for a string), and the leaves (field path, only-null) in text order."""
     from pyspark.sql import types as T
 
-    if shape_regex(spark_type, shape) is None:
-        return None
     leaves: list[tuple[tuple[str, ...], bool]] = []
 
     def template(struct: Any, object_shape: tuple[str, Any], path: tuple[str, ...]) -> str:
@@ -172,12 +173,39 @@ def value_positions(spark_type: Any, shape: tuple[str, Any]) -> dict[tuple[str, 
             parts.append(f'"{f.name}":{value}')
         return "{" + ",".join(parts) + "}"
 
-    pieces = template(spark_type, shape, ()).split('"')
-    marked = [(i, piece.index(_MARK), len(piece) - piece.index(_MARK) - 1)
+    return template(spark_type, shape, ()), leaves
+
+
+def value_positions(spark_type: Any, shape: tuple[str, Any],
+                    delimiter: str = QUOTE) -> dict[tuple[str, ...], ValuePosition] | None:
+    """The position of every leaf value (by field path) in the texts :func:`shape_regex` proves for the
+    same arguments, split at ``delimiter``, or ``None`` where it proves none.
+
+    A proved text has no escapes, so every double quote in it opens or closes a key or a string: split
+    at them, the text falls into pieces at the same places in every row of the shape, and each value can be
+    read from its piece without a JSON parser (the token's lexical form is what the expression allowed).
+    Split at colons (:data:`COLON`), it falls into fewer pieces (one more than it has keys), at the same
+    places only in the rows whose strings hold no colon: exactly the proved rows that split into
+    :func:`piece_count` pieces (every colon of a proved text is a key's separator, part of a key, or a
+    character of a string).
+    """
+    if shape_regex(spark_type, shape) is None:
+        return None
+    text, leaves = _template(spark_type, shape)
+    pieces = text.split(delimiter)
+    marked = [(i, len(piece[:piece.index(_MARK)].encode()), len(piece[piece.index(_MARK) + 1:].encode()))
               for i, piece in enumerate(pieces) if _MARK in piece]
-    assert len(marked) == len(leaves)  # one token per piece: a key's quotes stand between any two
+    assert len(marked) == len(leaves)  # one token per piece: a key's quotes and colon stand between any two
     return {path: ValuePosition(index, lead, trail, null)
             for (path, null), (index, lead, trail) in zip(leaves, marked)}
+
+
+def piece_count(spark_type: Any, shape: tuple[str, Any], delimiter: str = QUOTE) -> int | None:
+    """How many pieces a text :func:`shape_regex` proves splits into at ``delimiter`` when none of its string
+    values holds that character (every proved text, split at quotes), or ``None`` where it proves none."""
+    if shape_regex(spark_type, shape) is None:
+        return None
+    return _template(spark_type, shape)[0].count(delimiter) + 1
 
 
 def payload_regex(schema: Schema) -> str | None:

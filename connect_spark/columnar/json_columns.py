@@ -24,9 +24,12 @@ from connect_spark.api.data.schema import (
 from connect_spark.columnar import variant_schema
 from connect_spark.columnar.column_converter import ColumnConverter, Part
 from connect_spark.columnar.exact_text import (
+    COLON,
+    QUOTE,
     ValuePosition,
     payload_fields_regex,
     payload_regex,
+    piece_count,
     shape_regex,
     value_positions,
 )
@@ -36,8 +39,8 @@ from connect_spark.converters.json import JsonConverter
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["EnvelopeJson", "SAMPLE_ROWS", "SchemalessJson", "TRAILING_ZEROS", "envelope_prefix", "ordered_like",
-           "written_compactly"]
+__all__ = ["EnvelopeJson", "REPLACEMENT_CHARACTER", "SAMPLE_ROWS", "SchemalessJson", "TRAILING_ZEROS",
+           "envelope_prefix", "ordered_like", "proof_delimiter", "written_compactly"]
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +59,11 @@ def _json_text(name: str) -> tuple["Column", "Column", "Column"]:
 SAMPLE_ROWS = 1000
 
 
-def _dominant(raw: "DataFrame", name: str, key: "Column", example: "Column | None" = None) -> list[tuple[str, int, Any]]:
+def _dominant(raw: "DataFrame", name: str, key: "Column",
+              example: "Column | None" = None) -> list[tuple[str, int, list[Any]]]:
     """Distinct non-null values of ``key`` over the first :data:`SAMPLE_ROWS` rows of ``raw`` whose column
-    ``name`` is valid UTF-8, with their counts (and one ``example`` value of a row with that key, when
-    asked for), most frequent first.
+    ``name`` is valid UTF-8, with their counts (and the ``example`` values of the rows with that key, in
+    sample order, when asked for), most frequent first.
 
     One small job that reads the head of the batch's first partition and collects the sample's keys
     (no aggregation, so no shuffle stage); the counting happens here.
@@ -69,13 +73,13 @@ def _dominant(raw: "DataFrame", name: str, key: "Column", example: "Column | Non
     picked = raw.select(key.alias("k"), (example if example is not None else F.lit(None)).alias("e"),
                         F.expr(f"is_valid_utf8(`{name}`)").alias("u")).limit(SAMPLE_ROWS)
     counts: dict[str, int] = {}
-    examples: dict[str, Any] = {}
+    examples: dict[str, list[Any]] = {}
     for row in picked.collect():
         k = row["k"]
         if k is None or not row["u"]:
             continue
         counts[k] = counts.get(k, 0) + 1
-        examples.setdefault(k, row["e"])
+        examples.setdefault(k, []).append(row["e"])
     return sorted(((k, n, examples[k]) for k, n in counts.items()), key=lambda kv: -kv[1])
 
 
@@ -138,7 +142,7 @@ def _reordered(c: "Column", source: Any, target: Any) -> "Column":
 
 def _read_in_place(pieces: "Column", struct: Any, positions: dict[tuple[str, ...], ValuePosition],
                    path: tuple[str, ...] = ()) -> "Column":
-    """The struct ``struct`` read from ``pieces`` (a proved text split at its double quotes): each value taken
+    """The struct ``struct`` read from ``pieces`` (a proved text split at quotes or colons): each value taken
     from its piece (:func:`~connect_spark.columnar.exact_text.value_positions`) and cast to its type.
 
     Only for rows the shape's expression proved: their tokens are ones Spark's cast reads as ``from_json``
@@ -158,13 +162,57 @@ def _read_in_place(pieces: "Column", struct: Any, positions: dict[tuple[str, ...
             value = F.lit(None).cast(f.dataType)
         else:
             piece = F.get(pieces, where.index)
-            if where.lead or where.trail:
-                piece = piece.substr(F.lit(where.lead + 1), F.length(piece) - (where.lead + where.trail))
+            if where.lead or where.trail:  # cut as bytes (lead and trail are byte counts)
+                piece = piece.cast("binary").substr(F.lit(where.lead + 1),
+                                                    F.octet_length(piece) - (where.lead + where.trail)).cast("string")
             value = piece if isinstance(f.dataType, T.StringType) else piece.try_cast(f.dataType)
             if isinstance(f.dataType, T.DoubleType):
                 value = value + F.lit(0.0)  # -0.0 reads as 0.0 per record; every other double stays itself
         fields.append(value.alias(f.name))
     return F.struct(*fields)
+
+
+def proof_delimiter(examples: list[str], spark_type: Any, shape: tuple[str, Any]) -> str:
+    """What the texts of ``shape`` are split at to read their values (see
+    :func:`~connect_spark.columnar.exact_text.value_positions`): colons (fewer pieces, a cheaper split) when no
+    sampled text of the shape (``examples``) holds a colon in a string, else quotes (a colon in a string moves
+    the pieces: such a row would take the general check)."""
+    keys_only = piece_count(spark_type, shape, COLON)
+    if keys_only is None or any(text.count(COLON) + 1 != keys_only for text in examples):
+        return QUOTE
+    return COLON
+
+
+#: what Java (and so Spark's string functions) reads every malformed UTF-8 sequence as
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def _decoded_cleanly(pieces: "Column", struct: Any, positions: dict[tuple[str, ...], ValuePosition]) -> "Column":
+    """True for a row of a proved text (split at quotes or colons, ``pieces``) whose bytes are valid UTF-8.
+
+    ``pieces`` are the pieces of the text decoded by Java, which reads every malformed sequence as U+FFFD. Outside
+    its strings' characters a proved text has nothing but the shape's keys (which hold no U+FFFD, see
+    :func:`~connect_spark.columnar.exact_text.shape_regex`) and ASCII tokens, so a malformed sequence anywhere
+    shows as U+FFFD in a string value's piece; rows with a (valid) U+FFFD there are refused too and take the
+    general check. Cheaper than ``is_valid_utf8`` over the row's bytes: a byte search in the few string pieces.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    clean = F.lit(True)
+
+    def walk(t: Any, path: tuple[str, ...]) -> None:
+        nonlocal clean
+        for f in t.fields:
+            at = path + (f.name,)
+            where = positions.get(at)
+            if where is None:
+                walk(f.dataType, at)
+            elif not where.null and isinstance(f.dataType, T.StringType):
+                clean = clean & ~F.get(pieces, where.index).contains(REPLACEMENT_CHARACTER)
+
+    walk(struct, ())
+    return clean
 
 
 class SchemalessJson(ColumnConverter):
@@ -183,8 +231,11 @@ class SchemalessJson(ColumnConverter):
     Two checks prove a row exact. The cheap one, for objects written compactly: the row's text matches the
     shape's regular expression (:func:`~connect_spark.columnar.exact_text.shape_regex`: the keys in the
     order the sample's first row of that shape writes them, each value a token both readers read alike),
-    and its values are read without a parser, each token cast from its place in the text split at its
-    quotes (:func:`_read_in_place`); for shapes the expression does not cover (arrays, keys with escapes),
+    and its values are read without a parser, each token cut as bytes from its place in the text split at
+    colons, or at quotes when the sample's strings hold colons (:func:`_read_in_place`; split at colons, a
+    row whose strings hold a colon splits into more pieces and takes the general check), and cast; its bytes
+    are valid UTF-8 when its string values hold no U+FFFD (:func:`_decoded_cleanly`). For shapes the
+    expression does not cover (arrays, keys with escapes),
     the row is parsed with ``from_json`` and must re-serialize (``to_json``) to exactly its own text instead.
     ``NaN`` and single quotes never pass either, nor ``-0.0`` where the row is parsed (the expression reads it
     as 0.0, as the per-record converter does). Rows that fail it (other spacing or key order, escapes, exponents)
@@ -194,7 +245,8 @@ class SchemalessJson(ColumnConverter):
     """
 
     def __init__(self, fitted_to_frame: bool = False) -> None:
-        self._learned: tuple[str, Any, str] | None = None  # (shape, its Spark type, an example text)
+        # (shape, its Spark type, an example text, the delimiter its proved texts are split at)
+        self._learned: tuple[str, Any, str, str] | None = None
         #: whether every row converted per record is fitted to the frame's types (see ``build_plan``): the text
         #: proof then takes integers where the shape has DOUBLE, and the general check objects with fewer fields
         self.fitted_to_frame = fitted_to_frame
@@ -216,13 +268,14 @@ class SchemalessJson(ColumnConverter):
         usable = self._learned
         self.reused = usable is not None
         if usable is None:
-            for candidate, _, example in _dominant(raw, name, shape, text):
+            for candidate, _, examples in _dominant(raw, name, shape, text):
                 if candidate == "VOID":
                     continue
                 try:
                     spark_type = variant_schema.to_spark(variant_schema.parse(candidate))
                     # columns in the order the records write their fields, not the shape's (sorted) order
-                    usable = (candidate, ordered_like(example, spark_type) or spark_type, example)
+                    usable = (candidate, ordered_like(examples[0], spark_type) or spark_type, examples[0],
+                              proof_delimiter(examples, spark_type, variant_schema.parse(candidate)))
                     break
                 except NotVectorizable as e:
                     log.debug("JSON shape %s is not vectorizable: %s", candidate, e)
@@ -230,7 +283,7 @@ class SchemalessJson(ColumnConverter):
         if usable is None:
             null_part = Part(F.lit(None).cast("string"), None, None, T.StringType())
             return null_part, empty | (utf8 & (shape == F.lit("VOID")))
-        candidate, spark_type, example = usable
+        candidate, spark_type, example, delimiter = usable
         # each check names ``shape`` once: Spark computes an expression named twice in one projection for
         # every row, up front (its common subexpressions), where once it is computed only for the rows that
         # reach it (those the cheap proof below refuses)
@@ -249,14 +302,20 @@ class SchemalessJson(ColumnConverter):
         parsed_shape = variant_schema.parse(candidate)
         regex = shape_regex(text_order, parsed_shape, self.fitted_to_frame)
         if regex is not None:  # the cheap proof: the text itself says how to read it exactly
-            # the match and the text split at its quotes in columns of their own: the ok flag and the value
-            # both read the match, every field reads the pieces (Spark would otherwise match and split the
-            # row once per reference); reading the values from the pieces is cheaper than parsing the text
-            fast_ok = self._hoist(f"__exact_{name}", F.coalesce(text.rlike(regex), F.lit(False)))
-            pieces = self._hoist(f"__pieces_{name}", F.split(text, '"', -1))
-            positions = value_positions(text_order, parsed_shape)
+            # the match and the text split (at colons where the sample's strings hold none: fewer pieces) in
+            # columns of their own: the ok flag and the value both read the match, every field reads the pieces
+            # (Spark would otherwise match and split the row once per reference); reading the values from the
+            # pieces is cheaper than parsing the text
+            pieces = self._hoist(f"__pieces_{name}", F.split(text, delimiter, -1))
+            exact = F.coalesce(text.rlike(regex), F.lit(False))
+            if delimiter == COLON:  # the pieces hold the values where no string holds a colon
+                exact = exact & (F.size(pieces) == F.lit(piece_count(text_order, parsed_shape, COLON)))
+            fast_ok = self._hoist(f"__exact_{name}", exact)
+            positions = value_positions(text_order, parsed_shape, delimiter)
             assert positions is not None
             fast = _read_in_place(pieces, text_order, positions)
+            # the UTF-8 proof too (see _decoded_cleanly): such a row needs no is_valid_utf8 scan of its bytes
+            ok = empty | (fast_ok & _decoded_cleanly(pieces, text_order, positions)) | (utf8 & general_ok)
         else:  # arrays, keys with escapes: the parsed row must print back as its own text
             # options keep Spark from splitting the parse into pruned per-field parses, and refuse NaN and
             # single quotes, which Spark would otherwise read and the per-record converter does not
@@ -268,9 +327,7 @@ class SchemalessJson(ColumnConverter):
             written = F.to_json(fast, {"ignoreNullFields": "false"})
             same_text = (written == text) | (written == _without_trailing_zeros(text))
             fast_ok = F.coalesce(same_text & ~text.contains("-0.0"), F.lit(False))
-        # the UTF-8 check stays apart: keeping U+FFFD (what Spark reads malformed UTF-8 as) out of the regular
-        # expression's string class instead made the match three times slower (2.2 -> 6.7 µs a row, Java regex)
-        ok = empty | (utf8 & (fast_ok | general_ok))
+            ok = empty | (utf8 & (fast_ok | general_ok))
         column = F.when(fast_ok, _reordered(fast, text_order, spark_type)).otherwise(general)
         return Part(column, None, None, spark_type), ok
 

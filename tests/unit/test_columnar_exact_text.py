@@ -8,7 +8,16 @@ import re
 
 import pytest
 
-from connect_spark.columnar.exact_text import payload_fields_regex, payload_regex, shape_regex, value_positions
+from connect_spark.columnar.exact_text import (
+    COLON,
+    QUOTE,
+    payload_fields_regex,
+    payload_regex,
+    piece_count,
+    shape_regex,
+    value_positions,
+)
+from connect_spark.columnar.json_columns import ordered_like, proof_delimiter
 from connect_spark.columnar.variant_schema import parse, to_spark
 from connect_spark.converters.json import JsonConverter
 
@@ -195,20 +204,25 @@ def test_small_number_structs_have_one_group_per_field():
 
 
 NESTED = "OBJECT<id: BIGINT, in: OBJECT<deep: OBJECT<x: FRACTION>, s: STRING>, ok: BOOLEAN, gone: VOID, tail: STRING>"
+#: keys that are not ASCII, one holding a colon: positions count bytes
+WIDE = "OBJECT<`é:1`: STRING, `ü`: BIGINT, z: STRING>"
 
 
+@pytest.mark.parametrize("delimiter", [QUOTE, COLON])
 @pytest.mark.parametrize("shape_text, text", [
-    (FLAT, '{"id":-12,"name":"a, b: {c}","price":12.40,"ok":false,"gone":null}'),
+    (FLAT, '{"id":-12,"name":"a, b {c}","price":12.40,"ok":false,"gone":null}'),
     (FLAT, '{"id":0,"name":"","price":0.5,"ok":true,"gone":null}'),
     (NESTED, '{"id":7,"in":{"deep":{"x":1.25},"s":""},"ok":true,"gone":null,"tail":"é"}'),
     (NESTED, '{"id":7,"in":{"deep":{"x":-0.5},"s":"q"},"ok":false,"gone":null,"tail":"}"}'),
+    (WIDE, '{"é:1":"ä€","ü":-3,"z":"x"}'),
 ])
-def test_value_positions_read_each_value_of_a_proved_text(shape_text, text):
+def test_value_positions_read_each_value_of_a_proved_text(shape_text, text, delimiter):
     shape = parse(shape_text)
-    spark_type = to_spark(shape)
-    assert _matcher(shape_text)(text)
-    positions = value_positions(spark_type, shape)
-    pieces = text.split('"')
+    spark_type = ordered_like(text, to_spark(shape))
+    assert shape_regex(spark_type, shape) is not None
+    positions = value_positions(spark_type, shape, delimiter)
+    pieces = [piece.encode() for piece in text.split(delimiter)]
+    assert len(pieces) == piece_count(spark_type, shape, delimiter)
 
     def read(struct, document, path=()):
         for f in struct.fields:
@@ -217,7 +231,7 @@ def test_value_positions_read_each_value_of_a_proved_text(shape_text, text):
                 read(f.dataType, document[f.name], at)
                 continue
             where = positions[at]
-            token = pieces[where.index][where.lead:len(pieces[where.index]) - where.trail]
+            token = pieces[where.index][where.lead:len(pieces[where.index]) - where.trail].decode()
             if where.null:
                 assert document[f.name] is None and token == "null"
             elif f.dataType.typeName() == "string":
@@ -231,3 +245,28 @@ def test_value_positions_read_each_value_of_a_proved_text(shape_text, text):
 def test_no_positions_where_no_text_is_proved():
     shape = parse("OBJECT<id: BIGINT, tags: ARRAY<BIGINT>>")
     assert value_positions(to_spark(shape), shape) is None
+    assert piece_count(to_spark(shape), shape, COLON) is None
+
+
+def test_a_colon_in_a_string_adds_a_piece_split_at_colons_only():
+    shape = parse(FLAT)
+    spark_type = to_spark(shape)
+    text = '{"gone":null,"id":1,"name":"a:b","ok":true,"price":1.5}'
+    assert len(text.split(QUOTE)) == piece_count(spark_type, shape, QUOTE)
+    assert len(text.split(COLON)) == piece_count(spark_type, shape, COLON) + 1
+
+
+def test_keys_holding_the_replacement_character_are_not_proved():
+    shape = parse("OBJECT<`a\ufffd`: BIGINT>")
+    assert shape_regex(to_spark(shape), shape) is None
+
+
+def test_texts_split_at_colons_unless_a_sampled_string_holds_one():
+    shape = parse(FLAT)
+    spark_type = to_spark(shape)
+    plain = '{"id":1,"name":"a","price":1.5,"ok":true,"gone":null}'
+    spaced = '{"id": 2, "name": "b", "price": 1.5, "ok": true, "gone": null}'
+    assert proof_delimiter([plain, spaced], spark_type, shape) == COLON
+    assert proof_delimiter([plain, plain.replace('"a"', '"10:30"')], spark_type, shape) == QUOTE
+    arrays = parse("OBJECT<id: BIGINT, tags: ARRAY<BIGINT>>")
+    assert proof_delimiter(['{"id":1,"tags":[]}'], to_spark(arrays), arrays) == QUOTE
