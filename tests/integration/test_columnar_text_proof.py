@@ -9,7 +9,6 @@ through, beside the texts Spark's ``from_json`` would read but the per-record co
 
 from __future__ import annotations
 
-
 from connect_spark.columnar.plan import compile_plan
 from connect_spark.streaming.raw_batch import RAW_DDL
 from tests.integration.frame_batches import SCHEMALESS, plan_connector, raw_row
