@@ -149,7 +149,7 @@ def superseded_letters(chunks: Iterable[list[DeadLetter]]) -> set[tuple[int, int
     record that failed again in an earlier run comes back with a higher replay count).
 
     Called by the replay before it delivers anything, over the same letters. Only an index of numbers is kept
-    (about 40 bytes a letter), never the letters' keys, values or headers.
+    (48 bytes a letter, about 70 while it is sorted), never the letters' keys, values or headers.
     """
     import numpy as np
 
