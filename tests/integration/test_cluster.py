@@ -289,9 +289,9 @@ def test_three_workers_share_fail_over_and_fence(bootstrap_servers, topic_name, 
                      120, f"{name}'s offsets committed by its new worker")
         cluster.procs[z].send_signal(signal.SIGCONT)
         refusal = "were claimed by another worker"
-        wait_for(lambda: refusal in cluster.logs[z].read_text() or any(
-            list(committed_offsets(bootstrap_servers, cluster.offset_topic, n).values()) != [21] for n in theirs),
-            60, "the resumed worker's commit refused")
+        # only the log ends this wait: a read of connect-offsets on a loaded machine may come back short, and the
+        # offsets are checked whole right after
+        wait_for(lambda: refusal in cluster.logs[z].read_text(), 60, "the resumed worker's commit refused")
         assert_offsets_never_go_back(bootstrap_servers, cluster.offset_topic)
         assert refusal in cluster.logs[z].read_text()
         for name in CONNECTORS:
