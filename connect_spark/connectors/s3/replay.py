@@ -41,11 +41,8 @@ def batch_complete(bucket: Bucket, found: Iterable[StoredObject]) -> bool:
     """Whether the objects ``found`` under a batch's tag (in every partition the task holds) are its whole
     group: all carry one group mark, as many as it counts, holding its records between them."""
     marks = [bucket.mark(stored.key) for stored in found]
-    if not marks or any(mark is None for mark in marks):
-        return False
     groups: set[GroupMark] = {mark.group for mark in marks if mark is not None}
-    if len(groups) != 1:
+    if len(groups) != 1 or None in marks:
         return False
     (group,) = groups
-    records = sum(mark.records or 0 for mark in marks if mark is not None)
-    return len(marks) == group.objects and records == group.records
+    return group.complete(marks) and len(marks) == group.objects

@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from connect_spark.api.errors import ConnectException, RetriableException
 from connect_spark.connectors.s3.config import S3SinkConfig
@@ -51,6 +51,16 @@ class GroupMark:
         counted = {} if self.records is None else {_GROUP_RECORDS: str(self.records)}
         return {_GROUP_START: str(self.start), _GROUP_NEXT: str(self.next), _GROUP_OBJECTS: str(self.objects),
                 **counted}
+
+    def held(self, marks: Iterable["ObjectMark | None"]) -> tuple[int, int]:
+        """How many of ``marks`` carry this group's mark, and how many records those objects hold."""
+        own = [mark for mark in marks if mark is not None and mark.group == self]
+        return len(own), sum(mark.records or 0 for mark in own)
+
+    def complete(self, marks: Iterable["ObjectMark | None"]) -> bool:
+        """Whether the objects carrying this group's mark among ``marks`` are all of its objects, holding all
+        of its records."""
+        return self.held(marks) == (self.objects, self.records)
 
     @classmethod
     def from_metadata(cls, metadata: dict[str, str]) -> "GroupMark | None":

@@ -516,9 +516,8 @@ class S3SinkTask(ArrowSinkTask, ReplayAwareTask):
                 log.warning("%s: %s: %s lie in the last group's offsets [%d, %d) but were uploaded in another "
                             "group: not counted", config.connector_name, tp, ", ".join(strays), group.start,
                             group.next)
-            counted = [m for m in marks.values() if m is not None and m.group == group]
-            members, records = len(counted), sum(m.records or 0 for m in counted)
-            if members == group.objects and records == group.records:
+            members, records = group.held(marks.values())
+            if group.complete(marks.values()):
                 return True
         if records is None and members >= group.objects:
             return True
