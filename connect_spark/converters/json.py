@@ -8,10 +8,11 @@ JSON is the value itself and the schema is ``None``: integral numbers become INT
 numbers FLOAT64, objects maps and arrays lists.
 
 JSON is parsed with the standard library (numbers with a fraction or exponent are read as
-``decimal.Decimal`` first, so a Decimal in ``NUMERIC`` format keeps every digit); JSON without schemas
-is parsed with ``orjson`` when that package is installed, with the same result (``read_schemaless`` in
-:mod:`connect_spark.converters.json_fast`). It is written with ``orjson`` when installed and the standard
-library otherwise.
+``decimal.Decimal`` first, so a Decimal in ``NUMERIC`` format keeps every digit); what it refuses but
+Kafka's reader accepts (leading zeros, anything after the first value) is read as Kafka reads it. JSON
+without schemas is parsed with ``orjson`` when that package is installed, with the same result
+(``read_schemaless`` in :mod:`connect_spark.converters.json_fast`). It is written with ``orjson`` when
+installed and the standard library otherwise.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from connect_spark.api.data.java_semantics import (
 from connect_spark.config.definition import ConfigDef, Importance, ValidString
 from connect_spark.config.definition import Type as ConfigType
 from connect_spark.converters.base import converter_config_def, converter_type
+from connect_spark.converters.jackson_reading import read_leniently
 from connect_spark.converters.json_fast import NOT_READ, EnvelopeCache, compile_payload_converter, read_schemaless
 from connect_spark.lru_cache import LruCache
 
@@ -145,8 +147,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"Non-standard token '{name}': enable JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS to allow")
 
 
+_DECODER = json.JSONDecoder(parse_float=decimal.Decimal, parse_constant=_reject_constant)
+
+
 def _loads(data: bytes) -> Any:
-    return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+    """The JSON value of ``data``: strictly parsed, or as Kafka's ``JsonDeserializer`` reads what a strict parse
+    refuses (leading zeros, anything after the first value: :mod:`connect_spark.converters.jackson_reading`).
+
+    Raises:
+        ValueError: neither reads ``data`` (the strict parse's error).
+        RecursionError: the value is nested too deeply.
+    """
+    try:
+        return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+    except ValueError as strict:
+        try:
+            return read_leniently(data, _DECODER)
+        except (ValueError, RecursionError):
+            raise strict from None
 
 #: At most this many envelope openings are remembered by the fast path (or ``schemas.cache.size`` if smaller).
 _ENVELOPE_CACHE_SIZE = 32

@@ -1,11 +1,14 @@
-"""FileStreamSink prints schemaless maps rebuilt by Flatten, ReplaceField and InsertField in the same entry
-order as Apache Kafka Connect itself (its standalone worker from the kafka-connect jars, on the same topic)."""
+"""FileStreamSink prints what Apache Kafka Connect itself prints (its standalone worker from the kafka-connect
+jars, on the same topic): schemaless maps rebuilt by Flatten, ReplaceField and InsertField in the same entry
+order, and the values JsonConverter reads from messages a strict JSON parser refuses (leading zeros, text after
+the first value) with the same records refused."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import time
+from typing import Callable
 
 from connect_spark.config.properties import format_properties
 from connect_spark.testing.harness import worker_properties
@@ -34,7 +37,10 @@ def _values() -> list[dict]:
     return values
 
 
-def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, expected: int) -> dict[str, list[str]]:
+def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, complete: Callable[[list[str]], bool],
+                         connectors: dict[str, dict[str, str]] = TRANSFORMS) -> dict[str, list[str]]:
+    """What Kafka Connect's FileStreamSink writes for each of ``connectors`` (extra connector settings by name),
+    read once every file's lines are ``complete``."""
     from connect_spark.jvm import KAFKA_CONNECT
     from connect_spark.jvm.java import find_java
     from connect_spark.localkafka import free_port
@@ -49,7 +55,7 @@ def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, expected:
               "listeners": f"http://127.0.0.1:{free_port()}"}
     files = {}
     command_files = []
-    for name, transform in TRANSFORMS.items():
+    for name, transform in connectors.items():
         files[name] = work / f"{name}.txt"
         props = {"name": f"kc-{name}-{topic}", "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
                  "tasks.max": "1", "topics": topic, "file": str(files[name]), **transform}
@@ -69,7 +75,7 @@ def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, expected:
         try:
             deadline = time.monotonic() + 180
             while time.monotonic() < deadline and process.poll() is None:
-                if all(f.exists() and len(f.read_text().splitlines()) >= expected for f in files.values()):
+                if all(f.exists() and complete(f.read_text().splitlines()) for f in files.values()):
                     break
                 time.sleep(0.5)
         finally:
@@ -86,7 +92,7 @@ def test_transformed_maps_print_in_kafka_connects_order(spark, bootstrap_servers
     values = _values()
     produce(bootstrap_servers, topic_name, [(0, None, json.dumps(v).encode(), []) for v in values])
 
-    expected = _kafka_connect_lines(bootstrap_servers, topic_name, work_dir, len(values))
+    expected = _kafka_connect_lines(bootstrap_servers, topic_name, work_dir, lambda lines: len(lines) >= len(values))
 
     worker = worker_properties(bootstrap_servers, work_dir, **{
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
@@ -98,3 +104,44 @@ def test_transformed_maps_print_in_kafka_connects_order(spark, bootstrap_servers
         got = (work_dir / f"cs-{name}.txt").read_text().splitlines()
         assert len(expected[name]) == len(values), name
         assert got == expected[name], name
+
+
+#: Messages Kafka's JsonConverter reads although they are not one strict JSON document, and some it refuses
+#: (each refused record is skipped by ``errors.tolerance=all`` on both sides), then a last one both read.
+LENIENT_JSON = [
+    b'{"a":1} x', b'{"a":1}}', b'[1] , [2', b"007", b'{"a":01,"b":-00.50}', b"1 2", b'{"a":1}\n{"b":2}',
+    b"[00, 01, -007, 01e2, 1e+007]", b"   ", b"1e5 x", b"\xef\xbb\xbf{\"bom\":1}", b'{"nul":1}\x00', b"{}\xff",
+    b"true false", b"true]", b'"text" after', b"null x", b"1\t", b'{"01":"02"}',
+    b"1x", b"1]", b"truex", b"true1", b"0x1", b"-", b'{"a":1', b"[1,2,]", b"NaN", b'{"a":"x\xffy"}', b"1\xc2\xa0",
+    b'{"last":true}',
+]
+_ENVELOPE = b'{"schema":{"type":"int32","optional":false},"payload":'
+LENIENT_ENVELOPES = [_ENVELOPE + b"5} x", _ENVELOPE + b"05}", _ENVELOPE + b"7}{", b"   ", b'{"a":1} x',
+                     _ENVELOPE + b"8}"]
+
+
+def test_json_a_strict_parser_refuses_reads_as_kafka_connect_reads_it(spark, bootstrap_servers, topic_name,
+                                                                        work_dir):
+    from connect_spark.runtime.worker.launcher import run_standalone
+
+    schemaless, envelopes = f"{topic_name}-plain", f"{topic_name}-envelopes"
+    for topic, messages in ((schemaless, LENIENT_JSON), (envelopes, LENIENT_ENVELOPES)):
+        create_topic(bootstrap_servers, topic, partitions=1)
+        produce(bootstrap_servers, topic, [(0, None, m, []) for m in messages])
+    tolerant = {"errors.tolerance": "all", "errors.log.enable": "true"}
+    connectors = {"plain": {**tolerant, "topics": schemaless},
+                  "envelopes": {**tolerant, "topics": envelopes, "value.converter.schemas.enable": "true"}}
+    # both last messages are read by every reader: a file is complete once its last line is one of theirs
+    expected = _kafka_connect_lines(bootstrap_servers, schemaless, work_dir,
+                                    lambda lines: bool(lines) and lines[-1] in ("{last=true}", "8"), connectors)
+    assert expected["plain"][-1] == "{last=true}" and expected["envelopes"][-1] == "8"
+    assert "{a=1}" in expected["plain"] and "5" in expected["envelopes"]  # read past the first value
+
+    worker = worker_properties(bootstrap_servers, work_dir, **{
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    ours = [{"name": f"cs-{name}-{topic_name}", "connector.class": "FileStreamSink", "tasks.max": "1",
+             "file": str(work_dir / f"cs-{name}.txt"), **props} for name, props in connectors.items()]
+    assert run_standalone(worker, ours, available_now=True, spark=spark) == 0
+    for name in connectors:
+        assert (work_dir / f"cs-{name}.txt").read_text().splitlines() == expected[name], name
