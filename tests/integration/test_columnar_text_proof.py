@@ -42,6 +42,7 @@ GENERAL = [
     (b'{"id":30,"user":"u","price":1.5,"ok":true,"note":"a:b"}', "a colon in a string (split at colons)"),
     (b'{"id":31,"user":"u","price":1.5,"ok":true,"note":"\xef\xbf\xbd"}', "a real U+FFFD"),
     (b'{"id":32,"user":"http://x:8080","price":1.5,"ok":true,"note":"::"}', "colons in two strings"),
+    (b'{"id":33,"user":"u","price":1.5,"ok":true,"note":"n"} x', "text after the value (Kafka reads the first)"),
 ]
 
 

@@ -130,7 +130,8 @@ def test_json_a_strict_parser_refuses_reads_as_kafka_connect_reads_it(spark, boo
         produce(bootstrap_servers, topic, [(0, None, m, []) for m in messages])
     tolerant = {"errors.tolerance": "all", "errors.log.enable": "true"}
     connectors = {"plain": {**tolerant, "topics": schemaless},
-                  "envelopes": {**tolerant, "topics": envelopes, "value.converter.schemas.enable": "true"}}
+                  "envelopes": {**tolerant, "topics": envelopes, "value.converter.schemas.enable": "true",
+                                "value.converter": "org.apache.kafka.connect.json.JsonConverter"}}
     # both last messages are read by every reader: a file is complete once its last line is one of theirs
     expected = _kafka_connect_lines(bootstrap_servers, schemaless, work_dir,
                                     lambda lines: bool(lines) and lines[-1] in ("{last=true}", "8"), connectors)
