@@ -37,10 +37,10 @@ def _values() -> list[dict]:
     return values
 
 
-def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, complete: Callable[[list[str]], bool],
-                         connectors: dict[str, dict[str, str]] = TRANSFORMS) -> dict[str, list[str]]:
-    """What Kafka Connect's FileStreamSink writes for each of ``connectors`` (extra connector settings by name),
-    read once every file's lines are ``complete``."""
+def _kafka_connect_lines(bootstrap_servers: str, work_dir, connectors: dict[str, dict[str, str]],
+                         complete: Callable[[str, list[str]], bool]) -> dict[str, list[str]]:
+    """What Kafka Connect's FileStreamSink writes for each of ``connectors`` (its settings besides the class and
+    the file, by name), read once ``complete(name, lines)`` holds for every file."""
     from connect_spark.jvm import KAFKA_CONNECT
     from connect_spark.jvm.java import find_java
     from connect_spark.localkafka import free_port
@@ -55,10 +55,10 @@ def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, complete:
               "listeners": f"http://127.0.0.1:{free_port()}"}
     files = {}
     command_files = []
-    for name, transform in connectors.items():
+    for name, settings in connectors.items():
         files[name] = work / f"{name}.txt"
-        props = {"name": f"kc-{name}-{topic}", "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-                 "tasks.max": "1", "topics": topic, "file": str(files[name]), **transform}
+        props = {"name": f"kc-{name}", "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                 "tasks.max": "1", "file": str(files[name]), **settings}
         path = work / f"{name}.properties"
         path.write_text(format_properties(props))
         command_files.append(str(path))
@@ -75,7 +75,7 @@ def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, complete:
         try:
             deadline = time.monotonic() + 180
             while time.monotonic() < deadline and process.poll() is None:
-                if all(f.exists() and complete(f.read_text().splitlines()) for f in files.values()):
+                if all(f.exists() and complete(n, f.read_text().splitlines()) for n, f in files.items()):
                     break
                 time.sleep(0.5)
         finally:
@@ -83,27 +83,6 @@ def _kafka_connect_lines(bootstrap_servers: str, topic: str, work_dir, complete:
             process.wait(30)
     assert all(f.exists() for f in files.values()), (work / "connect.log").read_text()[-3000:]
     return {name: f.read_text().splitlines() for name, f in files.items()}
-
-
-def test_transformed_maps_print_in_kafka_connects_order(spark, bootstrap_servers, topic_name, work_dir):
-    from connect_spark.runtime.worker.launcher import run_standalone
-
-    create_topic(bootstrap_servers, topic_name, partitions=1)
-    values = _values()
-    produce(bootstrap_servers, topic_name, [(0, None, json.dumps(v).encode(), []) for v in values])
-
-    expected = _kafka_connect_lines(bootstrap_servers, topic_name, work_dir, lambda lines: len(lines) >= len(values))
-
-    worker = worker_properties(bootstrap_servers, work_dir, **{
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
-    connectors = [{"name": f"cs-{name}", "connector.class": "FileStreamSink", "tasks.max": "1", "topics": topic_name,
-                   "file": str(work_dir / f"cs-{name}.txt"), **transform} for name, transform in TRANSFORMS.items()]
-    assert run_standalone(worker, connectors, available_now=True, spark=spark) == 0
-    for name in TRANSFORMS:
-        got = (work_dir / f"cs-{name}.txt").read_text().splitlines()
-        assert len(expected[name]) == len(values), name
-        assert got == expected[name], name
 
 
 #: Messages Kafka's JsonConverter reads although they are not one strict JSON document, and some it refuses
@@ -118,31 +97,37 @@ LENIENT_JSON = [
 _ENVELOPE = b'{"schema":{"type":"int32","optional":false},"payload":'
 LENIENT_ENVELOPES = [_ENVELOPE + b"5} x", _ENVELOPE + b"05}", _ENVELOPE + b"7}{", b"   ", b'{"a":1} x',
                      _ENVELOPE + b"8}"]
+#: The last line of each lenient connector's file (the last message above, read by every reader).
+LAST_LINES = {"plain": "{last=true}", "envelopes": "8"}
 
 
-def test_json_a_strict_parser_refuses_reads_as_kafka_connect_reads_it(spark, bootstrap_servers, topic_name,
-                                                                        work_dir):
+def test_file_stream_sink_prints_what_kafka_connect_prints(spark, bootstrap_servers, topic_name, work_dir):
+    """Transformed maps in Kafka Connect's entry order; JSON a strict parser refuses, read as Kafka reads it."""
     from connect_spark.runtime.worker.launcher import run_standalone
 
-    schemaless, envelopes = f"{topic_name}-plain", f"{topic_name}-envelopes"
-    for topic, messages in ((schemaless, LENIENT_JSON), (envelopes, LENIENT_ENVELOPES)):
+    maps, plain, envelopes = f"{topic_name}-maps", f"{topic_name}-plain", f"{topic_name}-envelopes"
+    values = _values()
+    for topic, messages in ((maps, [json.dumps(v).encode() for v in values]), (plain, LENIENT_JSON),
+                            (envelopes, LENIENT_ENVELOPES)):
         create_topic(bootstrap_servers, topic, partitions=1)
         produce(bootstrap_servers, topic, [(0, None, m, []) for m in messages])
     tolerant = {"errors.tolerance": "all", "errors.log.enable": "true"}
-    connectors = {"plain": {**tolerant, "topics": schemaless},
-                  "envelopes": {**tolerant, "topics": envelopes, "value.converter.schemas.enable": "true",
-                                "value.converter": "org.apache.kafka.connect.json.JsonConverter"}}
-    # both last messages are read by every reader: a file is complete once its last line is one of theirs
-    expected = _kafka_connect_lines(bootstrap_servers, schemaless, work_dir,
-                                    lambda lines: bool(lines) and lines[-1] in ("{last=true}", "8"), connectors)
-    assert expected["plain"][-1] == "{last=true}" and expected["envelopes"][-1] == "8"
-    assert "{a=1}" in expected["plain"] and "5" in expected["envelopes"]  # read past the first value
+    connectors = {
+        **{name: {"topics": maps, **transform} for name, transform in TRANSFORMS.items()},
+        "plain": {**tolerant, "topics": plain},
+        "envelopes": {**tolerant, "topics": envelopes, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                      "value.converter.schemas.enable": "true"},  # (the schemas setting alone would be ignored)
+    }
+    expected = _kafka_connect_lines(bootstrap_servers, work_dir, connectors, lambda name, lines: (
+        len(lines) >= len(values) if name in TRANSFORMS else bool(lines) and lines[-1] == LAST_LINES[name]))
+    assert all(len(expected[name]) == len(values) for name in TRANSFORMS)
+    assert "{a=1}" in expected["plain"] and "5" in expected["envelopes"]  # Kafka reads past the first value
 
     worker = worker_properties(bootstrap_servers, work_dir, **{
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
         "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
     ours = [{"name": f"cs-{name}-{topic_name}", "connector.class": "FileStreamSink", "tasks.max": "1",
-             "file": str(work_dir / f"cs-{name}.txt"), **props} for name, props in connectors.items()]
+             "file": str(work_dir / f"cs-{name}.txt"), **settings} for name, settings in connectors.items()]
     assert run_standalone(worker, ours, available_now=True, spark=spark) == 0
     for name in connectors:
         assert (work_dir / f"cs-{name}.txt").read_text().splitlines() == expected[name], name
