@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,34 @@ collect_ignore = (["integration/test_realtime_mode.py"] if _pyspark_release() < 
                   else ["integration/test_realtime_refusal.py"])
 
 
+#: Java options for every JVM a test starts: ``JDK_JAVA_OPTIONS`` reaches each ``java`` launch (CLI runs,
+#: spark-submit, the standalone cluster's daemons and executors, Kafka Connect). Those JVMs live seconds to
+#: minutes, so on 2 cores C2's compiling is mostly start-up CPU for code that never gets hot: the C1 compiler
+#: alone takes ~40 % off a spark-submit test's time. The JVMs that serve the whole session (the shared
+#: SparkSession, the broker) start without it (``session_long_jvm``): in-process tests ran slower under C1.
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+_JVM_OPTIONS_VARIABLE = "JDK_JAVA_OPTIONS"
+
+
+def pytest_configure(config):
+    """Called by pytest once, before collection: a ``JDK_JAVA_OPTIONS`` of the caller's own is left as it is."""
+    os.environ.setdefault(_JVM_OPTIONS_VARIABLE, SHORT_LIVED_JVM_OPTIONS)
+
+
+@contextmanager
+def session_long_jvm():
+    """Around the start of a JVM that serves the whole session: without the short-lived JVMs' options (unless
+    they are the caller's own)."""
+    ours = os.environ.get(_JVM_OPTIONS_VARIABLE) == SHORT_LIVED_JVM_OPTIONS
+    if ours:
+        del os.environ[_JVM_OPTIONS_VARIABLE]
+    try:
+        yield
+    finally:
+        if ours:
+            os.environ[_JVM_OPTIONS_VARIABLE] = SHORT_LIVED_JVM_OPTIONS
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/integration" in str(item.fspath) or "tests" + os.sep + "integration" in str(item.fspath):
@@ -54,7 +83,8 @@ def kafka_broker(jars, tmp_path_factory):
     from connect_spark.localkafka import LocalKafkaBroker
 
     broker = LocalKafkaBroker(tmp_path_factory.mktemp("kafka"), heap="512m")
-    broker.start()
+    with session_long_jvm():
+        broker.start()
     yield broker
     broker.stop()
 
@@ -91,18 +121,19 @@ def spark(jars, tmp_path_factory):
     from connect_spark.spark_session import CLASS_ARCHIVE_KEY, get_or_create_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
-    session = get_or_create_session(
-        master="local[2]",
-        app_name="connect-spark-tests",
-        ui=False,
-        optional_sets=tuple(optional_artifact_sets()),  # Iceberg where it exists: its sink's tests share this session
-        conf={
-            "spark.sql.warehouse.dir": str(warehouse),
-            "spark.sql.shuffle.partitions": "2",
-            "spark.driver.memory": "2g",
-            CLASS_ARCHIVE_KEY: "off",
-        },
-    )
+    with session_long_jvm():
+        session = get_or_create_session(
+            master="local[2]",
+            app_name="connect-spark-tests",
+            ui=False,
+            optional_sets=tuple(optional_artifact_sets()),  # Iceberg where it exists: its sink's tests share it
+            conf={
+                "spark.sql.warehouse.dir": str(warehouse),
+                "spark.sql.shuffle.partitions": "2",
+                "spark.driver.memory": "2g",
+                CLASS_ARCHIVE_KEY: "off",
+            },
+        )
     yield session
     session.stop()
 

@@ -2,7 +2,7 @@
 
 One ``connect-spark standalone`` process runs three connectors on the same topic (one Spark query each):
 Delta append, Delta upsert+delete, and the Parquet files sink in executor mode. It is killed with SIGKILL at
-five random moments (each after the run has written something) and restarted; then an AvailableNow run
+three random moments (each after the run has written something) and restarted; then an AvailableNow run
 drains the topic. What the tables and files must hold is computed independently from what was produced.
 """
 
@@ -27,10 +27,10 @@ from connect_spark.testing.harness import cli_command, committed_offsets, offset
 from connect_spark.testing.kafka import create_topic, end_offsets, produce
 
 PARTITIONS = 4
-VALUES = 200_000
-TOMBSTONE_EVERY = 101  # every 101st record is a tombstone: 2,000 of them beside the 200,000 values
+VALUES = 100_000
+TOMBSTONE_EVERY = 101  # every 101st record is a tombstone: 1,000 of them beside the 100,000 values
 TOTAL = VALUES + VALUES // (TOMBSTONE_EVERY - 1)
-KEYS = 20_000
+KEYS = 10_000
 KILLS = 3
 ROTATE = 1_000
 _JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -210,7 +210,7 @@ def test_delta_and_parquet_sinks_survive_three_kill_minus_nine(spark, bootstrap_
     ends = {TopicPartition(topic_name, p): off for p, off in end_offsets(bootstrap_servers, topic_name).items()}
     assert ends == {TopicPartition(topic_name, p): len(rows) for p, rows in produced.by_partition.items()}
 
-    # Delta append: exactly the 200,000 value records, each (partition, offset) once, each with its own value.
+    # Delta append: exactly the 100,000 value records, each (partition, offset) once, each with its own value.
     rows = spark.read.format("delta").load(str(append_table)).select("_partition", "_offset", "seq").collect()
     assert len(rows) == VALUES
     assert {(r["_partition"], r["_offset"], r["seq"]) for r in rows} == produced.appended()
