@@ -305,7 +305,8 @@ class JsonConverter(Converter, HeaderConverter):
     # -- bytes → Connect --
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
-        """Parse JSON bytes; ``None`` (a tombstone) and empty bytes give ``SchemaAndValue(None, None)``.
+        """Parse JSON bytes; ``None`` (a tombstone) gives ``SchemaAndValue(None, None)``, and so do empty bytes
+        when schemas are disabled (with schemas enabled they hold no envelope: an error, as in Kafka).
 
         With schemas enabled, an envelope opening with the same bytes as one read before (same schema)
         takes the fast path of :mod:`connect_spark.converters.json_fast`, with the same result.
@@ -314,7 +315,7 @@ class JsonConverter(Converter, HeaderConverter):
             DataException: for invalid JSON, a missing envelope, or a payload that does not match
                 its schema.
         """
-        if value is None or len(value) == 0:
+        if value is None or (len(value) == 0 and not self.schemas_enabled):
             return SchemaAndValue(None, None)
         if type(value) is bytes:
             if self.schemas_enabled:

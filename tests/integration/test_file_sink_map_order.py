@@ -90,12 +90,12 @@ def _kafka_connect_lines(bootstrap_servers: str, work_dir, connectors: dict[str,
 LENIENT_JSON = [
     b'{"a":1} x', b'{"a":1}}', b'[1] , [2', b"007", b'{"a":01,"b":-00.50}', b"1 2", b'{"a":1}\n{"b":2}',
     b"[00, 01, -007, 01e2, 1e+007]", b"   ", b"1e5 x", b"\xef\xbb\xbf{\"bom\":1}", b'{"nul":1}\x00', b"{}\xff",
-    b"true false", b"true]", b'"text" after', b"null x", b"1\t", b'{"01":"02"}',
+    b"true false", b"true]", b'"text" after', b"null x", b"1\t", b'{"01":"02"}', b"",
     b"1x", b"1]", b"truex", b"true1", b"0x1", b"-", b'{"a":1', b"[1,2,]", b"NaN", b'{"a":"x\xffy"}', b"1\xc2\xa0",
     b'{"last":true}',
 ]
 _ENVELOPE = b'{"schema":{"type":"int32","optional":false},"payload":'
-LENIENT_ENVELOPES = [_ENVELOPE + b"5} x", _ENVELOPE + b"05}", _ENVELOPE + b"7}{", b"   ", b'{"a":1} x',
+LENIENT_ENVELOPES = [_ENVELOPE + b"5} x", _ENVELOPE + b"05}", _ENVELOPE + b"7}{", b"   ", b"", b'{"a":1} x',
                      _ENVELOPE + b"8}"]
 #: The last line of each lenient connector's file (the last message above, read by every reader).
 LAST_LINES = {"plain": "{last=true}", "envelopes": "8"}

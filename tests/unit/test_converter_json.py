@@ -122,8 +122,15 @@ def test_replace_null_with_default_false():
 def test_null_and_empty_bytes():
     for c in (converter(), converter(schemas_enable=False)):
         assert c.to_connect_data(TOPIC, None) == SchemaAndValue(None, None)
-        assert c.to_connect_data(TOPIC, b"") == SchemaAndValue(None, None)
         assert c.from_connect_data(TOPIC, None, None) is None
+    assert converter(schemas_enable=False).to_connect_data(TOPIC, b"") == SchemaAndValue(None, None)
+
+
+def test_empty_bytes_hold_no_envelope_with_schemas_enabled():
+    """Kafka's JsonConverter reads empty bytes as a missing node, which is no envelope: an error."""
+    for empty in (b"", bytearray(), memoryview(b"")):
+        with pytest.raises(DataException, match='requires "schema" and "payload" fields'):
+            converter().to_connect_data(TOPIC, empty)
 
 
 def test_null_schema_primitives():
