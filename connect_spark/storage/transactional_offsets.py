@@ -5,7 +5,8 @@ producer's ``transactional.id`` belongs to the connector and the offsets topic (
 :meth:`TransactionalClaim.open` calls ``init_transactions``, which bumps the id's producer epoch at the
 transaction coordinator. That aborts a transaction an earlier holder of the id left open (a worker frozen in
 the middle of a commit) and fences that holder: the broker refuses its every later transaction with
-``ProducerFencedError``, which :meth:`TransactionalClaim.write` raises as
+``ProducerFencedError`` (its records, with ``InvalidProducerEpochError``), which :meth:`TransactionalClaim.write`
+raises as
 :class:`~connect_spark.storage.offsets.OffsetsFenced`. So of all the processes that ever claimed a
 connector's offsets, only the last one can still move them.
 
@@ -185,9 +186,11 @@ class TransactionalClaim(OffsetClaim):
         deadline = time.monotonic() + self.kafka_store.timeout_s
         try:
             producer.begin_transaction()
-            for tp, offset in sorted(changes.items()):
-                producer.send(self.kafka_store.topic, key=encode_key(self.connector, tp), value=encode_value(offset))
+            sends = [producer.send(self.kafka_store.topic, key=encode_key(self.connector, tp),
+                                   value=encode_value(offset)) for tp, offset in sorted(changes.items())]
             producer.flush(timeout=max(deadline - time.monotonic(), 0.001))
+            for sent in sends:  # a refused record names the fence; the commit after it may only say its state
+                sent.get(timeout=max(deadline - time.monotonic(), 0.001))
             producer.commit_transaction()
         except KafkaError as e:
             if _is_fencing(e):

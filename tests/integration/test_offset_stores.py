@@ -361,6 +361,43 @@ def test_a_later_claim_fences_the_earlier_one_at_the_broker(store, connector):
     assert store.read(connector) == {TP0: 25}
 
 
+def test_a_zombie_resumed_inside_its_transaction_is_named_fenced_when_the_epoch_bump_answers_late(
+        store, connector, monkeypatch):
+    """A worker frozen inside a write, after its transaction reached the broker: once resumed, its next record is
+    refused with INVALID_PRODUCER_EPOCH, on which kafka-python starts an epoch bump in the background. On a busy
+    machine the bump's own refusal (PRODUCER_FENCED) comes after the commit was asked for, so the commit fails
+    with an "invalid transition" that names no fence. The refused record must still tell the claim it is fenced."""
+    import time
+
+    from kafka.producer import transaction_manager
+
+    answer = transaction_manager.InitProducerIdHandler.on_complete
+
+    def late_bump_answer(self, correlation_id, response):
+        if self._is_epoch_bump:
+            time.sleep(1.5)  # the bump's answer is taken in late, as on a busy machine
+        return answer(self, correlation_id, response)
+
+    first = store.claim(connector)
+    first.write({TP0: 10})
+    producer = first._producer  # frozen inside a write: its transaction began and holds a record
+    producer.begin_transaction()
+    producer.send(store.topic, key=encode_key(connector, TP0), value=encode_value(12))
+    producer.flush()
+    second = store.claim(connector)  # another worker took the connector over meanwhile
+    monkeypatch.setattr(transaction_manager.InitProducerIdHandler, "on_complete", late_bump_answer)
+    monkeypatch.setattr(producer, "begin_transaction", lambda: None)  # resumed: the write goes on where it was
+    try:
+        with pytest.raises(OffsetsFenced, match="were claimed by another worker"):
+            first.write({TP0: 15})
+        assert first.fenced
+        second.write({TP0: 20})
+    finally:
+        first.release()
+        second.release()
+    assert store.read(connector) == {TP0: 20}
+
+
 def test_a_claim_aborts_the_transaction_an_earlier_holder_left_open(store, connector):
     """A worker frozen in the middle of a commit: its records never become readable, and readers are not held up
     once the next owner claimed the offsets."""
