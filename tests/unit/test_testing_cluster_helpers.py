@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 from connect_spark.api import SinkRecord
 from connect_spark.testing.recording import RecordingSinkTask, read_recorded_calls, read_recorded_records
@@ -44,7 +45,8 @@ def test_put_delay_makes_puts_slow_and_records_note_the_parent_process(tmp_path,
     from connect_spark.testing import recording
 
     sleeps: list[float] = []
-    monkeypatch.setattr(recording.time, "sleep", sleeps.append)
+    # the recording module's own clock only: patching time.sleep itself would catch every thread's sleeps
+    monkeypatch.setattr(recording, "time", SimpleNamespace(sleep=sleeps.append))
     task = RecordingSinkTask()
     task.start({"recording.dir": str(tmp_path), "task.id": "3", "recording.put.delay.ms": "300"})
     records = [SinkRecord("t", 1, None, b"k", None, b"v", 7)]
