@@ -6,8 +6,7 @@ producer's ``transactional.id`` belongs to the connector and the offsets topic (
 transaction coordinator. That aborts a transaction an earlier holder of the id left open (a worker frozen in
 the middle of a commit) and fences that holder: the broker refuses its every later transaction with
 ``ProducerFencedError`` (its records, with ``InvalidProducerEpochError``), which :meth:`TransactionalClaim.write`
-raises as
-:class:`~connect_spark.storage.offsets.OffsetsFenced`. So of all the processes that ever claimed a
+raises as :class:`~connect_spark.storage.offsets.OffsetsFenced`. So of all the processes that ever claimed a
 connector's offsets, only the last one can still move them.
 
 Each write is one transaction holding one ``connect-offsets`` record per partition (the key, value and
