@@ -45,8 +45,11 @@ _JVM_OPTIONS_VARIABLE = "JDK_JAVA_OPTIONS"
 
 
 def pytest_configure(config):
-    """Called by pytest once, before collection: a ``JDK_JAVA_OPTIONS`` of the caller's own is left as it is."""
+    """Called by pytest once, before collection (and again in each xdist worker): a ``JDK_JAVA_OPTIONS`` of the
+    caller's own is left as it is."""
     os.environ.setdefault(_JVM_OPTIONS_VARIABLE, SHORT_LIVED_JVM_OPTIONS)
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False  # hand groups out in LONG_GROUPS_FIRST's order, not by test count
 
 
 @contextmanager
@@ -63,10 +66,54 @@ def session_long_jvm():
             os.environ[_JVM_OPTIONS_VARIABLE] = SHORT_LIVED_JVM_OPTIONS
 
 
+#: Under ``-n 2 --dist loadgroup`` (pytest-xdist; the README's test command) each test module runs whole on
+#: one worker, and the modules with a test using one of these session servers all run on the same worker: a
+#: second copy would cost its start-up, memory and ports for a few tests.
+ONE_WORKER_SERVERS = ("standalone_cluster", "opensearch")
+
+#: The groups that take longest (wall seconds ~350 down to ~100 on a 2-core machine), handed out first so the
+#: last groups are short and the two workers finish together; the others follow in collection order.
+LONG_GROUPS_FIRST = (
+    "standalone_cluster",
+    "tests/integration/test_cdc_postgres.py",
+    "tests/integration/test_spark_connect.py",
+    "tests/integration/test_cluster.py",
+    "tests/integration/test_sink_chaos.py",
+    "tests/integration/test_bench_smoke.py",
+    "tests/integration/test_jdbc_sink.py",
+    "tests/integration/test_iceberg_chaos.py",
+    "opensearch",
+    "tests/integration/test_avro_converter.py",
+)
+
+
+def _xdist_groups(items) -> dict[str, str]:
+    """Each test module's group: the first of :data:`ONE_WORKER_SERVERS` one of its tests uses, else itself."""
+    groups: dict[str, str] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        server = next((name for name in ONE_WORKER_SERVERS if name in item.fixturenames), None)
+        if server is not None and groups.get(module, module) == module:
+            groups[module] = server
+        groups.setdefault(module, module)
+    return groups
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
+    """Called by pytest after collection (in each xdist worker too): marks the integration tests and, under
+    ``--dist loadgroup``, gives each test its group and puts the long groups first."""
     for item in items:
         if "tests/integration" in str(item.fspath) or "tests" + os.sep + "integration" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
+    if not getattr(config.option, "loadgroup", False):  # set by xdist in its workers under --dist loadgroup
+        return
+    groups = _xdist_groups(items)
+    group_of = {item.nodeid: groups[item.nodeid.split("::")[0]] for item in items}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid]))
+    rank = {group: position for position, group in enumerate(LONG_GROUPS_FIRST)}
+    items.sort(key=lambda item: rank.get(group_of[item.nodeid], len(rank)))
 
 
 @pytest.fixture(scope="session")
