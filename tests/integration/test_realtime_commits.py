@@ -62,6 +62,50 @@ def test_a_newer_attempt_fences_the_older_one_which_commits_nothing_more(bootstr
     assert group_offset({"bootstrap_servers": bootstrap_servers}, f"connect-{connector}", tp) == 25
 
 
+
+def test_an_older_attempt_resumed_inside_its_commit_is_fenced_when_the_epoch_bump_answers_late(
+        bootstrap_servers, topic_name, store, monkeypatch):
+    """An attempt paused inside a commit, after its transaction reached the broker, while a newer attempt started:
+    once resumed, its record is refused with INVALID_PRODUCER_EPOCH and kafka-python starts an epoch bump in the
+    background. Even when the bump's own refusal comes late (a busy executor), the commit's request to add the
+    group's offsets is refused as fenced first: the attempt is told it is fenced, not a plain failure it would
+    retry with its next commit (the offset store's claim, which adds no group offsets, checks its records)."""
+    import time
+
+    from kafka.producer import transaction_manager
+
+    from connect_spark.storage.offsets import encode_key, encode_value
+
+    answer = transaction_manager.InitProducerIdHandler.on_complete
+
+    def late_bump_answer(self, correlation_id, response):
+        if self._is_epoch_bump:
+            time.sleep(1.5)  # the bump's answer is taken in late, as on a busy executor
+        return answer(self, correlation_id, response)
+
+    create_topic(bootstrap_servers, topic_name, 1)
+    tp = TopicPartition(topic_name, 0)
+    connector = f"c-{topic_name}"
+    older = _committer(bootstrap_servers, connector, tp)
+    older.commit({tp: 10})
+    producer = older._producer  # paused inside a commit: its transaction began and holds a record
+    producer.begin_transaction()
+    producer.send("connect-offsets", key=encode_key(connector, tp), value=encode_value(12))
+    producer.flush()
+    newer = _committer(bootstrap_servers, connector, tp)
+    try:
+        newer.commit({tp: 20})
+        monkeypatch.setattr(transaction_manager.InitProducerIdHandler, "on_complete", late_bump_answer)
+        monkeypatch.setattr(producer, "begin_transaction", lambda: None)  # resumed where it was
+        with pytest.raises(CommitFenced):
+            older.commit({tp: 15})
+        assert older.fenced
+        newer.commit({tp: 25})
+    finally:
+        older.close()
+        newer.close()
+    wait_for(lambda: store.read(connector) == {tp: 25}, timeout=10, what="the newer attempt's commit")
+
 def test_a_group_without_offsets_reads_as_none(bootstrap_servers, topic_name):
     assert group_offset({"bootstrap_servers": bootstrap_servers}, f"connect-none-{topic_name}",
                         TopicPartition(topic_name, 0)) is None
