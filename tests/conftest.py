@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,8 +49,6 @@ def pytest_configure(config):
     """Called by pytest once, before collection (and again in each xdist worker): a ``JDK_JAVA_OPTIONS`` of the
     caller's own is left as it is."""
     os.environ.setdefault(_JVM_OPTIONS_VARIABLE, SHORT_LIVED_JVM_OPTIONS)
-    if getattr(config.option, "dist", "no") == "loadgroup":
-        config.option.loadscopereorder = False  # hand groups out in LONG_GROUPS_FIRST's order, not by test count
 
 
 @contextmanager
@@ -66,9 +65,9 @@ def session_long_jvm():
             os.environ[_JVM_OPTIONS_VARIABLE] = SHORT_LIVED_JVM_OPTIONS
 
 
-#: Under ``-n 2 --dist loadgroup`` (pytest-xdist; the README's test command) each test module runs whole on
-#: one worker, and the modules with a test using one of these session servers all run on the same worker: a
-#: second copy would cost its start-up, memory and ports for a few tests.
+#: Under ``-n 2 --dist loadfile`` (pytest-xdist; the README's test command) each test module runs whole on one
+#: worker, and the modules that name one of these session servers all run on the same worker: a second copy
+#: would cost its start-up, memory and ports for a few tests.
 ONE_WORKER_SERVERS = ("standalone_cluster", "opensearch")
 
 #: The groups that take longest (wall seconds ~350 down to ~100 on a 2-core machine), handed out first so the
@@ -86,34 +85,49 @@ LONG_GROUPS_FIRST = (
     "tests/integration/test_avro_converter.py",
 )
 
-
-def _xdist_groups(items) -> dict[str, str]:
-    """Each test module's group: the first of :data:`ONE_WORKER_SERVERS` one of its tests uses, else itself."""
-    groups: dict[str, str] = {}
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        server = next((name for name in ONE_WORKER_SERVERS if name in item.fixturenames), None)
-        if server is not None and groups.get(module, module) == module:
-            groups[module] = server
-        groups.setdefault(module, module)
-    return groups
+_ROOT = Path(__file__).resolve().parents[1]
+_GROUPS: dict[str, str] = {}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def worker_group(nodeid: str) -> str:
+    """The xdist work unit of the test ``nodeid``: the first of :data:`ONE_WORKER_SERVERS` that a test or
+    fixture of its module takes as an argument, else the module itself."""
+    module = nodeid.split("::", 1)[0]
+    if module not in _GROUPS:
+        try:
+            text = (_ROOT / module).read_text()
+        except OSError:
+            text = ""
+        _GROUPS[module] = next((server for server in ONE_WORKER_SERVERS
+                                if re.search(rf"def \w+\([^)]*\b{server}\b", text)), module)
+    return _GROUPS[module]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Called by pytest after collection (in each xdist worker too): marks the integration tests and, under
-    ``--dist loadgroup``, gives each test its group and puts the long groups first."""
+    """Called by pytest after collection (in each xdist worker too): marks the integration tests and, in an xdist
+    worker, puts the long groups first (every worker sorts alike: they must collect the same order)."""
     for item in items:
         if "tests/integration" in str(item.fspath) or "tests" + os.sep + "integration" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
-    if not getattr(config.option, "loadgroup", False):  # set by xdist in its workers under --dist loadgroup
-        return
-    groups = _xdist_groups(items)
-    group_of = {item.nodeid: groups[item.nodeid.split("::")[0]] for item in items}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid]))
-    rank = {group: position for position, group in enumerate(LONG_GROUPS_FIRST)}
-    items.sort(key=lambda item: rank.get(group_of[item.nodeid], len(rank)))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        rank = {group: position for position, group in enumerate(LONG_GROUPS_FIRST)}
+        items.sort(key=lambda item: rank.get(worker_group(item.nodeid), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Called by pytest-xdist once, in the controller: under ``--dist loadfile``, work units of
+    :func:`worker_group` (a module, or the modules sharing a server) handed out in collection order."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    config.option.loadscopereorder = False
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="session")
