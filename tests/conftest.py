@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,8 +45,7 @@ _JVM_OPTIONS_VARIABLE = "JDK_JAVA_OPTIONS"
 
 
 def pytest_configure(config):
-    """Called by pytest once, before collection (and again in each xdist worker): a ``JDK_JAVA_OPTIONS`` of the
-    caller's own is left as it is."""
+    """Called by pytest once, before collection: a ``JDK_JAVA_OPTIONS`` of the caller's own is left as it is."""
     os.environ.setdefault(_JVM_OPTIONS_VARIABLE, SHORT_LIVED_JVM_OPTIONS)
 
 
@@ -65,69 +63,10 @@ def session_long_jvm():
             os.environ[_JVM_OPTIONS_VARIABLE] = SHORT_LIVED_JVM_OPTIONS
 
 
-#: Under ``-n 2 --dist loadfile`` (pytest-xdist; the README's test command) each test module runs whole on one
-#: worker, and the modules that name one of these session servers all run on the same worker: a second copy
-#: would cost its start-up, memory and ports for a few tests.
-ONE_WORKER_SERVERS = ("standalone_cluster", "opensearch")
-
-#: The groups that take longest (wall seconds ~350 down to ~100 on a 2-core machine), handed out first so the
-#: last groups are short and the two workers finish together; the others follow in collection order.
-LONG_GROUPS_FIRST = (
-    "standalone_cluster",
-    "tests/integration/test_cdc_postgres.py",
-    "tests/integration/test_spark_connect.py",
-    "tests/integration/test_cluster.py",
-    "tests/integration/test_sink_chaos.py",
-    "tests/integration/test_bench_smoke.py",
-    "tests/integration/test_jdbc_sink.py",
-    "tests/integration/test_iceberg_chaos.py",
-    "opensearch",
-    "tests/integration/test_avro_converter.py",
-)
-
-_ROOT = Path(__file__).resolve().parents[1]
-_GROUPS: dict[str, str] = {}
-
-
-def worker_group(nodeid: str) -> str:
-    """The xdist work unit of the test ``nodeid``: the first of :data:`ONE_WORKER_SERVERS` that a test or
-    fixture of its module takes as an argument, else the module itself."""
-    module = nodeid.split("::", 1)[0]
-    if module not in _GROUPS:
-        try:
-            text = (_ROOT / module).read_text()
-        except OSError:
-            text = ""
-        _GROUPS[module] = next((server for server in ONE_WORKER_SERVERS
-                                if re.search(rf"def \w+\([^)]*\b{server}\b", text)), module)
-    return _GROUPS[module]
-
-
 def pytest_collection_modifyitems(config, items):
-    """Called by pytest after collection (in each xdist worker too): marks the integration tests and, in an xdist
-    worker, puts the long groups first (every worker sorts alike: they must collect the same order)."""
     for item in items:
         if "tests/integration" in str(item.fspath) or "tests" + os.sep + "integration" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        rank = {group: position for position, group in enumerate(LONG_GROUPS_FIRST)}
-        items.sort(key=lambda item: rank.get(worker_group(item.nodeid), len(rank)))
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """Called by pytest-xdist once, in the controller: under ``--dist loadfile``, work units of
-    :func:`worker_group` (a module, or the modules sharing a server) handed out in collection order."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleGroups(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return worker_group(nodeid)
-
-    config.option.loadscopereorder = False
-    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="session")
