@@ -13,7 +13,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 from connect_spark.api.records import TopicPartition
 
 __all__ = ["create_topic", "produce", "fill_topic", "end_offsets", "topic_end_offsets", "wait_for_topic",
-           "read_topic"]
+           "read_topic", "answer_epoch_bumps_late"]
 
 Record = tuple  # (key: bytes|None, value: bytes|None, headers: list[tuple[str, bytes]]) or with partition
 
@@ -131,3 +131,18 @@ def read_topic(bootstrap_servers: str, topic: str, timeout: float = 30.0, commit
         return records
     finally:
         consumer.close()
+
+
+def answer_epoch_bumps_late(monkeypatch, seconds: float = 1.5) -> None:
+    """Make kafka-python take in the answer to a producer's epoch bump ``seconds`` late, as on a busy machine; its
+    other producer-id answers are taken in at once. For tests: ``monkeypatch`` (pytest's) undoes it."""
+    from kafka.producer import transaction_manager
+
+    answer = transaction_manager.InitProducerIdHandler.on_complete
+
+    def late_bump_answer(self, correlation_id, response):
+        if self._is_epoch_bump:
+            time.sleep(seconds)
+        return answer(self, correlation_id, response)
+
+    monkeypatch.setattr(transaction_manager.InitProducerIdHandler, "on_complete", late_bump_answer)

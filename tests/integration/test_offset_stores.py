@@ -367,16 +367,7 @@ def test_a_zombie_resumed_inside_its_transaction_is_named_fenced_when_the_epoch_
     refused with INVALID_PRODUCER_EPOCH, on which kafka-python starts an epoch bump in the background. On a busy
     machine the bump's own refusal (PRODUCER_FENCED) comes after the commit was asked for, so the commit fails
     with an "invalid transition" that names no fence. The refused record must still tell the claim it is fenced."""
-    import time
-
-    from kafka.producer import transaction_manager
-
-    answer = transaction_manager.InitProducerIdHandler.on_complete
-
-    def late_bump_answer(self, correlation_id, response):
-        if self._is_epoch_bump:
-            time.sleep(1.5)  # the bump's answer is taken in late, as on a busy machine
-        return answer(self, correlation_id, response)
+    from connect_spark.testing.kafka import answer_epoch_bumps_late
 
     first = store.claim(connector)
     first.write({TP0: 10})
@@ -385,7 +376,7 @@ def test_a_zombie_resumed_inside_its_transaction_is_named_fenced_when_the_epoch_
     producer.send(store.topic, key=encode_key(connector, TP0), value=encode_value(12))
     producer.flush()
     second = store.claim(connector)  # another worker took the connector over meanwhile
-    monkeypatch.setattr(transaction_manager.InitProducerIdHandler, "on_complete", late_bump_answer)
+    answer_epoch_bumps_late(monkeypatch)
     monkeypatch.setattr(producer, "begin_transaction", lambda: None)  # resumed: the write goes on where it was
     try:
         with pytest.raises(OffsetsFenced, match="were claimed by another worker"):

@@ -70,18 +70,8 @@ def test_an_older_attempt_resumed_inside_its_commit_is_fenced_when_the_epoch_bum
     background. Even when the bump's own refusal comes late (a busy executor), the commit's request to add the
     group's offsets is refused as fenced first: the attempt is told it is fenced, not a plain failure it would
     retry with its next commit (the offset store's claim, which adds no group offsets, checks its records)."""
-    import time
-
-    from kafka.producer import transaction_manager
-
     from connect_spark.storage.offsets import encode_key, encode_value
-
-    answer = transaction_manager.InitProducerIdHandler.on_complete
-
-    def late_bump_answer(self, correlation_id, response):
-        if self._is_epoch_bump:
-            time.sleep(1.5)  # the bump's answer is taken in late, as on a busy executor
-        return answer(self, correlation_id, response)
+    from connect_spark.testing.kafka import answer_epoch_bumps_late
 
     create_topic(bootstrap_servers, topic_name, 1)
     tp = TopicPartition(topic_name, 0)
@@ -95,7 +85,7 @@ def test_an_older_attempt_resumed_inside_its_commit_is_fenced_when_the_epoch_bum
     newer = _committer(bootstrap_servers, connector, tp)
     try:
         newer.commit({tp: 20})
-        monkeypatch.setattr(transaction_manager.InitProducerIdHandler, "on_complete", late_bump_answer)
+        answer_epoch_bumps_late(monkeypatch)
         monkeypatch.setattr(producer, "begin_transaction", lambda: None)  # resumed where it was
         with pytest.raises(CommitFenced):
             older.commit({tp: 15})
