@@ -25,9 +25,11 @@ row and comparing (``jobs/bench_exactness.py`` measures both).
 
 :func:`payload_regex` is the same proof for the envelope converter (``schemas.enable=true``): the payload
 of a declared Connect schema, its struct fields in the schema's order, with the per-type tokens above
-(integers short enough for their declared width, fractions or short integers for FLOAT64) or ``null``
-in any field (the plan's guard refuses nulls the schema does not allow), and JSON whitespace
-(space, tab, line feed, carriage return: the only whitespace either reader accepts) around every token.
+(integers short enough for their declared width, fractions or short integers for FLOAT64; strings may hold
+the escapes both readers decode alike, every one but ``\\u``) or ``null`` in any field (the plan's guard
+refuses nulls the schema does not allow), and JSON whitespace (space, tab, line feed, carriage return: the
+only whitespace either reader accepts) around every token. Its strings hold no U+FFFD, which is what Spark's
+regular expressions read malformed UTF-8 as, so a payload it proves is valid UTF-8 too.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ __all__ = ["COLON", "QUOTE", "ValuePosition", "payload_fields_regex", "payload_r
            "value_positions"]
 
 _STRING = r'"[^"\\\x00-\x1f]*"'
+#: a payload's string (the envelope converter parses it): as :data:`_STRING`, plus the escapes both readers decode
+#: alike (all but ``\u``, whose lone surrogates they do not), and without U+FFFD, which is what Spark's regular
+#: expressions read malformed UTF-8 as: a payload this proves is valid UTF-8 (a true U+FFFD falls back)
+_PAYLOAD_STRING = r'"[^"\\\x00-\x1f\ufffd]*+(?:\\["\\/bfnrt][^"\\\x00-\x1f\ufffd]*+)*+"'
 _BIGINT = r"-?(?:0|[1-9][0-9]{0,17})"
 # a fraction with at most 300 integer digits (beyond, both readers overflow differently), not -0.0...
 _FRACTION = r"(?:-?[1-9][0-9]{0,299}\.[0-9]+|0\.[0-9]+|-0\.[0-9]*[1-9][0-9]*)"
@@ -250,7 +256,7 @@ def _token(schema: Schema) -> str | None:
     elif schema.type is Type.FLOAT64:
         token = _DOUBLE
     elif schema.type in (Type.STRING, Type.BYTES):  # bytes and Decimals: base64 text, checked canonical by the guard
-        token = _STRING
+        token = _PAYLOAD_STRING
     elif schema.type is Type.BOOLEAN:
         token = _BOOLEAN
     elif schema.type is Type.STRUCT:

@@ -85,6 +85,10 @@ EDGES = [
     PLAIN.replace('"x":0.37', '"x":NaN'),
     PLAIN.replace('"id":{i},', '"id":{i},\u00a0'),             # not JSON whitespace
     PLAIN.replace('"id":{i},', '"id" : {i} ,\n\t'),            # JSON whitespace
+    PLAIN.replace('"t":"user-é"', '"t":"a\\/b"'),             # an escaped slash (written back unescaped)
+    PLAIN.replace('"t":"user-é"', '"t":"[\\"1\\",\\"2\\"]"'),  # escaped quotes, as in Debezium's source.sequence
+    PLAIN.replace('"t":"user-é"', '"t":"back\\\\slash"'),
+    PLAIN.replace('"t":"user-é"', '"t":"\ufffd"'),           # a true U+FFFD
 ]
 
 
@@ -112,6 +116,8 @@ def _batch(separators) -> list[tuple]:
     rows.append(raw_row(n + 1, _value("{" + PLAIN.format(i=n + 1) + "}", separators=spaced), key=_key(n + 1, spaced)))
     rows.append(raw_row(n + 2, _value("{" + PLAIN.format(i=n + 2) + "}", separators=separators)[:-1] + b" }",
                      key=_value('{"id":1.5,"p":1,"hot":true}', KEY_SCHEMA)))
+    malformed = _value("{" + PLAIN.format(i=n + 3) + "}", separators=separators).replace("user-é".encode(), b"user-\xe9")
+    rows.append(raw_row(n + 3, malformed, key=_key(n + 3, separators)))  # not UTF-8 (Latin-1's é)
     return rows
 
 

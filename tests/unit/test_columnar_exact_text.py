@@ -124,6 +124,8 @@ def _payload_matcher(schema_json):
     '{"id":1,"n":2,"s":-99,"x":0.37,"t":"a","b":true,"in":{"q":9999}}',
     '{"id":-123456789012345678,"n":999999999,"s":0,"x":5,"t":"é€","b":false,"in":null}',
     '{"id":1,"n":null,"s":null,"x":null,"t":null,"b":null,"in":{"q":null}}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\\"b\\\\c\\/d\\n\\t\\r\\b\\f","b":true,"in":null}',  # escapes read alike
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"[\\"40000696\\",\\"40000696\\"]","b":true,"in":null}',  # Debezium's sequence
     '{"id":null,"n":2,"s":1,"x":12.40,"t":"","b":true,"in":{"q":1}}',
     ' {"id": 1, "n": 2, "s": 3,\n "x": 1.5, "t": "a", "b": true, "in": {"q": 1}} ',   # JSON spacing
     '{\t"id"\r:1,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":{ "q" : 1 }}',
@@ -142,8 +144,10 @@ def test_payloads_both_readers_read_alike_match(text):
     '{"id":1,"n":2,"s":3,"x":1234567890123456,"t":"a","b":true,"in":null}',  # 16-digit integer for a double
     '{"id":1,"n":1234567890,"s":3,"x":1.5,"t":"a","b":true,"in":null}',     # 10 digits for int32
     '{"id":1,"n":2,"s":100,"x":1.5,"t":"a","b":true,"in":null}',            # 3 digits for int8
-    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\\"b","b":true,"in":null}',          # escape
-    '{"id":1,"n":2,"s":3,"x":1.5,"t":"\\u00e9","b":true,"in":null}',
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"\\u00e9","b":true,"in":null}',        # \\u: lone surrogates read apart
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\\x","b":true,"in":null}',           # not an escape
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\\","b":true,"in":null}',            # the quote escaped: no string end
+    '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\ufffd","b":true,"in":null}',        # what Spark reads malformed UTF-8 as
     '{"id":1,"n":2,"s":3,"x":1.5,"t":"a\u0001","b":true,"in":null}',        # raw control character
     '{"id":1,"id":2,"n":2,"s":3,"x":1.5,"t":"a","b":true,"in":null}',       # duplicate key
     '{"n":2,"id":1,"s":3,"x":1.5,"t":"a","b":true,"in":null}',              # key order
