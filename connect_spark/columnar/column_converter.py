@@ -5,8 +5,9 @@ column expressions.
 plan's byte, string and JSON converters, :class:`~connect_spark.columnar.avro.AvroColumns`);
 :meth:`~connect_spark.columnar.plan.ColumnarPlan.apply` calls :meth:`ColumnConverter.needs_sample` and
 :meth:`ColumnConverter.resolve` once per batch it builds a projection for, reads :attr:`ColumnConverter.hoisted`
-right after ``resolve`` and :attr:`ColumnConverter.reused` to report whether a learned shape was reused, and
-calls :meth:`ColumnConverter.forget` (through ``forget_samples``) when too many rows of a batch fell back.
+and :attr:`ColumnConverter.hoisted_derived` right after ``resolve`` and :attr:`ColumnConverter.reused` to report
+whether a learned shape was reused, and calls :meth:`ColumnConverter.forget` (through ``forget_samples``) when
+too many rows of a batch fell back.
 :class:`Part` is what ``resolve`` gives: the converted key or value, which transforms then rewrite.
 """
 
@@ -60,6 +61,9 @@ class ColumnConverter:
     #: projection (a parse its expressions read many times: Spark does not share a subexpression that
     #: sits in conditional branches, so it would parse once per reference).
     hoisted: tuple[tuple[str, "Column"], ...] = ()
+    #: ``(column name, expression)`` over :attr:`hoisted` columns, computed once per row in a projection after
+    #: theirs (a Decimal's bytes decoded from the parsed text: read by the value and by the exactness guard).
+    hoisted_derived: tuple[tuple[str, "Column"], ...] = ()
 
     def resolve(self, raw: "DataFrame", name: str) -> tuple[Part, "Column"]:
         """The converted part and the condition under which a row converts exactly (column expressions over
@@ -78,4 +82,12 @@ class ColumnConverter:
         from pyspark.sql import functions as F
 
         self.hoisted = (*self.hoisted, (name, expression))
+        return F.col(name)
+
+    def _hoist_derived(self, name: str, expression: "Column") -> "Column":
+        """``expression``, which reads columns :meth:`_hoist` returned, computed in its own projection column
+        ``name`` after theirs (see :attr:`hoisted_derived`)."""
+        from pyspark.sql import functions as F
+
+        self.hoisted_derived = (*self.hoisted_derived, (name, expression))
         return F.col(name)

@@ -9,10 +9,11 @@ per-record path (the contract: :mod:`connect_spark.columnar.column_converter`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from connect_spark.api.data import Decimal, Schema, Type
 from connect_spark.api.data.schema import (
@@ -263,7 +264,7 @@ class SchemalessJson(ColumnConverter):
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        self.hoisted = ()
+        self.hoisted = self.hoisted_derived = ()
         text, empty, utf8 = _json_text(name)
         parsed = F.expr(f"try_parse_json(cast(`{name}` as string))")
         shape = variant_schema.normalized(F.expr(f"schema_of_variant(try_parse_json(cast(`{name}` as string)))"))
@@ -401,7 +402,7 @@ class EnvelopeJson(ColumnConverter):
         from pyspark.sql import functions as F
 
         self.reused = self._learned is not None
-        self.hoisted = ()
+        self.hoisted = self.hoisted_derived = ()
         if self._learned is None:
             prefixes: dict[str, int] = {}
             schemas: dict[str, Any] = {}
@@ -442,13 +443,14 @@ class EnvelopeJson(ColumnConverter):
         # an option (the default mode) keeps Spark from splitting the parse into one pruned
         # from_json per field the checks read (it only prunes option-less from_json)
         payload = self._hoist(f"__parsed_{name}", F.from_json(payload_text, parse_type, {"mode": "PERMISSIVE"}))
-        column, guard = _json_to_frame(payload, schema)
+        derived = self._derived_columns(name)
+        column, guard = _json_to_frame(payload, schema, derived)
         # the proofs, cheapest first (each alone says the parse is exact): the parsed payload written back is the
         # text byte for byte (so its UTF-8 is valid too: Spark's parser reads malformed bytes as U+FFFD, which
         # it writes as other bytes); the text matches the schema's regular expression (a text spaced otherwise,
         # ``12.50`` for 12.5, an escaped ``/``; 20 µs for Debezium's 800-byte payload, where writing the parsed
         # payload back costs ~4); the payload written back equals Spark's own reading of the text spaced otherwise
-        serialized = F.to_json(payload, {"ignoreNullFields": "false"})
+        serialized = derived(F.to_json(payload, {"ignoreNullFields": "false"}))
         exact = F.coalesce((serialized == payload_text) & ~_negative_zero(serialized), F.lit(False))
         regex = payload_regex(schema)
         if regex is not None:
@@ -464,6 +466,11 @@ class EnvelopeJson(ColumnConverter):
             ok = ok & F.coalesce(check, F.lit(False))
         return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, encoded_spark_type(schema)),
                 empty | ok)
+
+    def _derived_columns(self, name: str) -> Callable[["Column"], "Column"]:
+        """Hoists an expression over the parsed payload into a derived column of its own, named after ``name``."""
+        numbers = itertools.count()
+        return lambda expression: self._hoist_derived(f"__derived_{name}_{next(numbers)}", expression)
 
     def _extracted(self, name: str, schema: Schema, parse_type: Any, prefix: str,
                    text_checks: tuple["Column", "Column", "Column"], payload_text: "Column",
@@ -505,7 +512,7 @@ class EnvelopeJson(ColumnConverter):
                 break
             envelope = self._hoist(f"__parsed_{name}", F.from_json(text, T.StructType([T.StructField("payload", parse_type)])))
             payload = envelope["payload"]
-            column, guard = _json_to_frame(payload, schema)
+            column, guard = _json_to_frame(payload, schema, self._derived_columns(name))
             checks = [
                 F.array_sort(F.json_object_keys(text)) == F.array(F.lit("payload"), F.lit("schema")),
                 schema_text == F.lit(candidate),
@@ -560,7 +567,8 @@ def _json_parse_type(schema: Schema) -> Any:
 _BYTE_POWERS = tuple(2 ** (8 * n) for n in range(9))
 
 
-def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int) -> tuple["Column", "Column"]:
+def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int,
+                         hoist: Callable[["Column"], "Column"] | None = None) -> tuple["Column", "Column"]:
     """A Decimal's base64 text (the two's complement bytes of its unscaled value, big-endian, as Kafka's JsonConverter
     writes it in its default ``BASE64`` format) times ``10 ** -exponent`` (the schema's scale) as a
     ``decimal(precision, scale)`` column, and the rows it
@@ -571,6 +579,8 @@ def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int)
     from pyspark.sql import functions as F
 
     decoded = F.try_to_binary(c, F.lit("base64"))
+    if hoist is not None:
+        decoded = hoist(decoded)
     digits = F.hex(decoded)
     size = F.octet_length(decoded)
     low_size = F.least(size, F.lit(8))
@@ -604,11 +614,15 @@ def _and(a: "Column | None", b: "Column | None") -> "Column | None":
     return a if b is None else a & b
 
 
-def _json_to_frame(c: "Column", schema: Schema) -> tuple["Column", "Column | None"]:
+def _json_to_frame(c: "Column", schema: Schema,
+                   hoist: Callable[["Column"], "Column"] | None = None) -> tuple["Column", "Column | None"]:
     """The frame column for a parsed JSON payload of ``schema``, and the rows' exactness guard (or None).
 
     The guard requires non-null values where the schema is required or has a default (the per-record
     converter raises or substitutes), range checks for Date/Time/Timestamp, canonical base64 for bytes.
+    ``hoist`` computes an expression in a column of its own (outside arrays and maps): a Decimal's value and
+    check read its decoded bytes many times, each time again where they sit in conditional branches (every
+    field of a nullable struct does), which Spark does not share.
     """
     from pyspark.sql import functions as F
 
@@ -620,16 +634,18 @@ def _json_to_frame(c: "Column", schema: Schema) -> tuple["Column", "Column | Non
     if name == TIMESTAMP_LOGICAL_NAME:
         return F.timestamp_millis(c), c.between(-62135596800000, 253402300799999)
     if name == DECIMAL_LOGICAL_NAME:
-        return _decimal_from_base64(c, Decimal.scale(schema), *decimal_type(schema))
+        return _decimal_from_base64(c, Decimal.scale(schema), *decimal_type(schema), hoist)
     t = schema.type
     if t is Type.BYTES:
         decoded = F.try_to_binary(c, F.lit("base64"))  # null (a fallback row) for text that is not base64
+        if hoist is not None:
+            decoded = hoist(decoded)
         return decoded, F.base64(decoded) == c
     if t is Type.STRUCT:
         parts, guard, changed = [], None, False
         for f in schema.fields:
             fc = c[f.name]
-            converted, child_guard = _json_to_frame(fc, f.schema)
+            converted, child_guard = _json_to_frame(fc, f.schema, hoist)
             changed = changed or converted is not fc
             parts.append(converted.alias(f.name))
             if not f.schema.is_optional or f.schema.default_value is not None:

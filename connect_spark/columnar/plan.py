@@ -431,9 +431,10 @@ class ColumnarPlan:
             record.headers.alias("__headers"),
         ]
         schemas = (record.key.schema, record.value.schema, record.key.null_schema, record.value.null_schema)
-        hoisted = [expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)]
-        stages = _staged_stages(converted, record.ok, record.keep, hoisted,
-                                [expression.alias(n) for n, expression in record.hoisted])
+        hoisted = [[expression.alias(n) for n, expression in (*self.key.hoisted, *self.value.hoisted)],
+                   [expression.alias(n) for n, expression in (*self.key.hoisted_derived, *self.value.hoisted_derived)],
+                   [expression.alias(n) for n, expression in record.hoisted]]
+        stages = _staged_stages(converted, record.ok, record.keep, hoisted)
         # kept only when every shape is learned (a converter that samples each batch is not cached)
         self._built = None if self.needs_sample() else _BuiltProjection(stages, schemas, learns or self._last_reused)
         return PlanOutput(_project(raw, stages), *schemas, self.header_converter)
@@ -457,17 +458,16 @@ def _project(raw: "DataFrame", stages: list[list["Column"]]) -> "DataFrame":
 
 
 def _staged_stages(converted: list["Column"], ok: "Column", keep: "Column",
-                   hoisted: list["Column"], transform_hoisted: list["Column"] = ()) -> list[list["Column"]]:
+                   hoisted: list[list["Column"]]) -> list[list["Column"]]:
     """The staged projection: the raw columns (bytes only where ``ok`` is false), the converted record's
-    columns and the row's flags; below it, in projections of their own, the converters' hoisted parses, the
-    transforms' hoisted expressions (which read the parses) and the ok flag (every later reference reads the
-    column: Spark does not share a subexpression sitting in conditional branches, so each reference would
-    parse or check the row again)."""
+    columns and the row's flags; below it, in projections of their own, each layer of ``hoisted`` (the
+    converters' hoisted parses, what the converters derive from them, the transforms' hoisted expressions; each
+    layer reads the ones before it) and the ok flag (every later reference reads the column: Spark does not
+    share a subexpression sitting in conditional branches, so each reference would parse or check the row
+    again)."""
     from pyspark.sql import functions as F
 
-    stages = [[F.col("*"), *hoisted]] if hoisted else []
-    if transform_hoisted:
-        stages.append([F.col("*"), *transform_hoisted])
+    stages = [[F.col("*"), *layer] for layer in hoisted if layer]
     stages.append([F.col("*"), ok.alias(_OK)])
     # the raw bytes are kept for the rows that fall back only (the frame reads the converted columns)
     raw_kept = [c if c in _COORDINATES else F.when(F.col(_OK), F.lit(None)).otherwise(F.col(c)).alias(c)
