@@ -444,7 +444,7 @@ class EnvelopeJson(ColumnConverter):
         # from_json per field the checks read (it only prunes option-less from_json)
         payload = self._hoist(f"__parsed_{name}", F.from_json(payload_text, parse_type, {"mode": "PERMISSIVE"}))
         derived = self._derived_columns(name)
-        column, guard = _json_to_frame(payload, schema, derived)
+        fields, guard, changed = _struct_fields(payload, schema, derived)
         # the proofs, cheapest first (each alone says the parse is exact): the parsed payload written back is the
         # text byte for byte (so its UTF-8 is valid too: Spark's parser reads malformed bytes as U+FFFD, which
         # it writes as other bytes); the text matches the schema's regular expression (a text spaced otherwise,
@@ -464,7 +464,15 @@ class EnvelopeJson(ColumnConverter):
         ok = F.lit(True)
         for check in checks:
             ok = ok & F.coalesce(check, F.lit(False))
-        return (Part(F.when(empty, F.lit(None)).otherwise(column), schema, None, encoded_spark_type(schema)),
+        # the payload's fields as well as the whole: a transform reading some fields (ExtractNewRecordState reads
+        # ``after`` and ``before``) computes those alone, not the whole payload (a Decimal in each) for each field
+        null = empty | payload.isNull()
+        spark_type = encoded_spark_type(schema)
+        whole = F.struct(*[f.alias(n) for n, f in fields]) if changed else payload
+        return (Part(F.when(null, F.lit(None)).otherwise(whole), schema, None, spark_type,
+                     fields=tuple((n, F.when(null, F.lit(None)).otherwise(f), t.dataType)
+                                  for (n, f), t in zip(fields, spark_type.fields)),
+                     null=null),
                 empty | ok)
 
     def _derived_columns(self, name: str) -> Callable[["Column"], "Column"]:
@@ -571,9 +579,10 @@ def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int,
                          hoist: Callable[["Column"], "Column"] | None = None) -> tuple["Column", "Column"]:
     """A Decimal's base64 text (the two's complement bytes of its unscaled value, big-endian, as Kafka's JsonConverter
     writes it in its default ``BASE64`` format) times ``10 ** -exponent`` (the schema's scale) as a
-    ``decimal(precision, scale)`` column, and the rows it
-    converts exactly: canonical base64 of 1 to 16 bytes whose value the column holds. Others fall back (the
-    per-record converter reads them, or reports a value no column of the table holds)."""
+    ``decimal(precision, scale)`` column, and the rows it converts exactly: canonical base64 of 1 to 16 bytes
+    (8 for a column of at most 18 digits) whose value the column holds. Others fall back (the per-record
+    converter reads them, or reports a value no column of the table holds). ``hoist``: see
+    :func:`_json_to_frame`."""
     import decimal
 
     from pyspark.sql import functions as F
@@ -598,13 +607,17 @@ def _decimal_from_base64(c: "Column", exponent: int, precision: int, scale: int,
     high = unsigned(F.substring(digits, 1, high_size * 2))
     long = F.try_add(F.try_multiply(F.when(negative, F.try_subtract(high, F.get(weight, high_size))).otherwise(high),
                                     F.get(weight, F.lit(8))), low).cast("string")
-    unscaled = F.when(size <= 8, short).otherwise(long)
+    # a column of at most 18 digits holds no unscaled value beyond a long's 8 bytes (10^18 < 2^63): longer texts
+    # (a value too large, or bytes not written minimally) fall back, and the expression keeps the short form only
+    # (half its generated code, which Spark compiles into one method per projection)
+    longest = 8 if exponent == scale and precision <= 18 else 16
+    unscaled = short if longest == 8 else F.when(size <= 8, short).otherwise(long)
     value = F.concat(unscaled, F.lit(f"E{-exponent}")).try_cast(f"decimal({precision},{scale})")
     # a value of at most ``sure`` bytes is below 2^(8 * sure - 1) <= 10^precision: it fits without converting it
     # again here (the guard is computed apart from the column); longer ones are converted to be sure
     sure = max((n for n in range(1, 17) if 2 ** (8 * n - 1) <= 10 ** precision), default=0) if exponent == scale else 0
     fits = F.when(size <= sure, F.lit(True)).otherwise(value.isNotNull())
-    ok = (F.base64(decoded) == c) & size.between(1, 16) & fits
+    ok = (F.base64(decoded) == c) & size.between(1, longest) & fits
     return value, ok
 
 
@@ -612,6 +625,23 @@ def _and(a: "Column | None", b: "Column | None") -> "Column | None":
     if a is None:
         return b
     return a if b is None else a & b
+
+
+def _struct_fields(c: "Column", schema: Schema, hoist: Callable[["Column"], "Column"] | None
+                   ) -> tuple[list[tuple[str, "Column"]], "Column | None", bool]:
+    """A parsed STRUCT payload's frame columns, field by field (``(name, column)``), the rows' exactness guard
+    (or None), and whether any field's column differs from the parsed field (see :func:`_json_to_frame`)."""
+    fields, guard, changed = [], None, False
+    for f in schema.fields:
+        fc = c[f.name]
+        converted, child_guard = _json_to_frame(fc, f.schema, hoist)
+        changed = changed or converted is not fc
+        fields.append((f.name, converted))
+        if not f.schema.is_optional or f.schema.default_value is not None:
+            guard = _and(guard, fc.isNotNull())
+        if child_guard is not None:
+            guard = _and(guard, fc.isNull() | child_guard)
+    return fields, guard, changed
 
 
 def _json_to_frame(c: "Column", schema: Schema,
@@ -642,17 +672,9 @@ def _json_to_frame(c: "Column", schema: Schema,
             decoded = hoist(decoded)
         return decoded, F.base64(decoded) == c
     if t is Type.STRUCT:
-        parts, guard, changed = [], None, False
-        for f in schema.fields:
-            fc = c[f.name]
-            converted, child_guard = _json_to_frame(fc, f.schema, hoist)
-            changed = changed or converted is not fc
-            parts.append(converted.alias(f.name))
-            if not f.schema.is_optional or f.schema.default_value is not None:
-                guard = _and(guard, fc.isNotNull())
-            if child_guard is not None:
-                guard = _and(guard, fc.isNull() | child_guard)
-        column = F.when(c.isNull(), F.lit(None)).otherwise(F.struct(*parts)) if changed else c
+        fields, guard, changed = _struct_fields(c, schema, hoist)
+        column = F.when(c.isNull(), F.lit(None)).otherwise(
+            F.struct(*[f.alias(n) for n, f in fields])) if changed else c
         return column, guard
     if t in (Type.ARRAY, Type.MAP):
         element = schema.value_schema
