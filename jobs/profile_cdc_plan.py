@@ -15,8 +15,9 @@ computed, nothing stored), over and over, in one ``local[2]`` session:
   Decimals and Debezium's semantic types);
 * ``payload parse``: ``from_json`` of the payload the plan cuts out of the envelope, alone.
 
-Prints wall and CPU seconds (this process and Spark's JVM) of every run, then per variant the medians of the
-second half of the runs (the JIT warm by then) per million change events. Not a test: figures only.
+Prints wall and CPU seconds (this process and Spark's JVM with its Python workers) of every run, then per
+variant the medians of the second half of the runs (the JIT warm by then) per million change events. Not a
+test: figures only.
 """
 
 from __future__ import annotations
@@ -29,20 +30,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `jobs.bench` from a source checkout
-
-
-def _tree_cpu() -> float:
-    """User + system CPU-seconds of this process and its children (Spark's JVM)."""
-    import psutil
-
-    total = 0.0
-    for process in [psutil.Process(), *psutil.Process().children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-        except psutil.Error:
-            continue
-        total += times.user + times.system
-    return total
 
 
 def _raw_batch(spark, events: int):
@@ -111,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from connect_spark.jvm import ensure_resolved
     from connect_spark.spark_session import get_or_create_session
+    from jobs.bench.cdc_arms import CpuMeter
 
     ensure_resolved()
     work = Path(tempfile.mkdtemp(prefix="profile-cdc-plan-"))
@@ -123,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[tuple[float, float]]] = {}
     for rep in range(args.reps):
         for name, frame in variants.items():
-            started, used = time.monotonic(), _tree_cpu()
+            started, meter = time.monotonic(), CpuMeter().start()
             frame().write.format("noop").mode("overwrite").save()
-            seconds, cpu_seconds = time.monotonic() - started, _tree_cpu() - used
+            seconds, cpu_seconds = time.monotonic() - started, meter.stop()
             runs.setdefault(name, []).append((seconds, cpu_seconds))
             print(f"run {rep} {name:13s} wall {seconds:6.2f} s  CPU {cpu_seconds:6.2f} s", flush=True)
     per_million = 1e6 / args.events
