@@ -372,14 +372,14 @@ class EnvelopeJson(ColumnConverter):
     frequent *prefix* ``{"schema":<schema>,"payload":`` is found on the driver, and a row converts
     exactly when it starts with that prefix (same schema, compared as bytes), ends with ``}``, its
     payload text (between the two) is parsed to the Spark type exactly, and required fields are non-null.
-    The parse is proved exact by the payload text matching the schema's regular expression
-    (:func:`~connect_spark.columnar.exact_text.payload_regex`: fields in the schema's order, tokens both
-    readers read alike, any JSON spacing) or, for rows it refuses and schemas it does not cover (arrays,
-    maps, FLOAT32), by the parsed payload re-serializing to the same JSON (so no lenient coercion went
-    unnoticed; text spaced differently is compared with ``get_json_object`` and the envelope's keys
-    checked instead). Other layouts use the
-    generic form: the batch's most frequent ``schema`` part, the envelope parsed per row. Only STRUCT
-    schemas are vectorized; maps with non-string keys are not.
+    The parse is proved exact by the parsed payload re-serializing to the payload text byte for byte (so no
+    lenient coercion went unnoticed), or, for rows written otherwise, by the text matching the schema's
+    regular expression (:func:`~connect_spark.columnar.exact_text.payload_regex`: fields in the schema's
+    order, tokens both readers read alike, any JSON spacing), or, for those it refuses and schemas it does
+    not cover (arrays, maps, FLOAT32), by the re-serialized payload equalling ``get_json_object``'s reading
+    of the text, the envelope's keys checked. Other layouts use the generic form: the batch's most frequent
+    ``schema`` part, the envelope parsed per row. Only STRUCT schemas are vectorized; maps with non-string
+    keys are not.
     """
 
     def __init__(self, converter: JsonConverter) -> None:
