@@ -61,7 +61,6 @@ def _raw_batch(spark, events: int):
 def _variants(spark, table, raw, work: Path):
     """Each variant's name and a function building its frame."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import _parse_datatype_string
 
     from connect_spark.columnar.json_columns import envelope_prefix
     from connect_spark.columnar.plan import compile_plan
@@ -78,7 +77,7 @@ def _variants(spark, table, raw, work: Path):
     first = bytes(raw.where(F.col("value").isNotNull()).first()["value"]).decode()
     start = len(envelope_prefix(first)[0].encode()) + 1
     payload = F.expr(f"cast(substr(value, {start}, octet_length(value) - {start}) as string)")
-    payload_type = _parse_datatype_string(ENVELOPE_DDL)["payload"].dataType
+    payload_type = spark.createDataFrame([], ENVELOPE_DDL).schema["payload"].dataType
     return {
         "hand": lambda: raw.where(F.col("value").isNotNull()).select(
             "partition", "offset", F.from_json(F.col("key").cast("string"), KEY_DDL)["payload"]["id"].alias("id"),
